@@ -1,0 +1,21 @@
+"""Check kinds. Each module ``verifier/checks/<kind>.py`` registers its checker on import."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from verifier.checks.base import CHECKERS, Context, Options, checker  # noqa: F401
+
+_LOADED = False
+
+
+def load_all() -> dict:
+    """Import every check module once so each registers itself; returns the registry."""
+    global _LOADED
+    if not _LOADED:
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+            if info.name != "base" and not info.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{info.name}")
+        _LOADED = True
+    return CHECKERS

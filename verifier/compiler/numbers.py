@@ -1,0 +1,163 @@
+"""Numbers as papers write them: ``150K``, ``2×10^3``, ``10⁻²``, ``1e-4 to 3e-4``, ``{0.05, 0.1}``, ``10%``.
+
+Papers and SA-Bench claims never write a number the way code does, so a value check is only as good as the
+reading of its expectation. Everything here is pure text processing; nothing is evaluated.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_SUFFIX = {"k": 1_000, "m": 1_000_000, "b": 1_000_000_000, "g": 1_000_000_000}
+
+# One scalar: 1,000 / 3.5e-4 / 2x10^3 / 2×10⁻³ / 10^-4 / 150K / 1.2M / 5/3 / 10%
+_MANTISSA = r"[-+−]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?|\.\d+)"
+NUMBER_RE = re.compile(
+    rf"""
+    (?<![\w.])
+    (?P<m>{_MANTISSA})
+    (?:
+        (?P<e>[eE][-+−]?\d+)
+      | \s*[x×*·]\s*10\s*(?:\^|\*\*)?\s*\{{?(?P<p>[-+−]?\d+)\}}?
+      | \s*[x×*·]\s*10(?P<sp>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)
+      | (?P<frac>/\d+(?:\.\d+)?)(?![\w/])
+    )?
+    (?P<suf>[kKMB](?![a-zA-Z]))?
+    (?P<pct>\s?%)?
+    """,
+    re.VERBOSE,
+)
+_POW10_RE = re.compile(r"(?<![\w.])10\s*(?:\^|\*\*)\s*\{?(?P<p>[-+−]?\d+)\}?|(?<![\w.])10(?P<sp>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number read from text, with where it was and what unit followed it."""
+
+    value: int | float
+    raw: str
+    start: int
+    end: int
+    percent: bool = False
+    unit: str = ""
+
+
+def _clean(text: str) -> str:
+    return text.replace("−", "-").replace("–", "-").replace(",", "")
+
+
+def to_number(value: float) -> int | float:
+    """Integral floats become ints so ``1e3`` and ``1000`` compare and print the same."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return int(value)
+    return value
+
+
+def _exact(mantissa: str, power: int = 0, factor: int = 1, divisor: str | None = None, percent: bool = False):
+    num = Fraction(mantissa) * factor
+    num *= Fraction(10) ** power
+    if divisor:
+        den = Fraction(divisor)
+        if den == 0:
+            return None
+        num /= den
+    if percent:
+        num /= 100
+    if num.denominator == 1:
+        return int(num)
+    return float(num)
+
+
+def _from_match(match: re.Match) -> int | float | None:
+    mantissa = _clean(match.group("m"))
+    power = 0
+    if match.group("e"):
+        power = int(_clean(match.group("e")[1:]))
+    elif match.group("p"):
+        power = int(_clean(match.group("p")))
+    elif match.group("sp"):
+        power = int(match.group("sp").translate(_SUPERSCRIPTS))
+    factor = _SUFFIX[match.group("suf").lower()] if match.group("suf") else 1
+    divisor = match.group("frac")[1:] if match.group("frac") else None
+    try:
+        return _exact(mantissa, power, factor, divisor, bool(match.group("pct")))
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+
+
+_UNIT_RE = re.compile(r"\s*(?P<unit>[A-Za-z][A-Za-z_\-]*)")
+
+
+def find_numbers(text: str) -> list[Quantity]:
+    """Every number in ``text`` in reading order, with its unit word (``150K steps`` -> unit ``steps``)."""
+    out: list[Quantity] = []
+    taken: list[tuple[int, int]] = []
+    for match in _POW10_RE.finditer(text):
+        power = match.group("p") or match.group("sp").translate(_SUPERSCRIPTS)
+        try:
+            value = _exact("1", int(_clean(power)))
+        except ValueError:
+            continue
+        out.append(Quantity(value, match.group(0), match.start(), match.end()))
+        taken.append((match.start(), match.end()))
+    for match in NUMBER_RE.finditer(text):
+        if any(a <= match.start() < b for a, b in taken):
+            continue
+        value = _from_match(match)
+        if value is None:
+            continue
+        unit_match = _UNIT_RE.match(text, match.end())
+        unit = unit_match.group("unit").lower() if unit_match else ""
+        out.append(
+            Quantity(value, match.group(0).strip(), match.start(), match.end(), bool(match.group("pct")), unit)
+        )
+    out.sort(key=lambda q: q.start)
+    return out
+
+
+def parse_number(text: str) -> int | float | None:
+    """The number ``text`` is, as a whole (``"150K"`` -> 150000, ``"10⁻⁴"`` -> 0.0001), else None."""
+    stripped = text.strip().strip("~≈").strip()
+    if not stripped:
+        return None
+    nums = find_numbers(stripped)
+    if len(nums) == 1 and nums[0].start == 0 and nums[0].end == len(stripped.rstrip()):
+        return nums[0].value
+    return None
+
+
+_SET_RE = re.compile(r"^\s*[\{\[\(]\s*(?P<body>[^{}\[\]()]*?)\s*[\}\]\)]\s*$")
+_RANGE_RE = re.compile(r"^\s*(?P<a>\S+?)\s*(?:to|-|–|~|\.\.\.?)\s*(?P<b>\S+)\s*$")
+
+
+def parse_value(text: str) -> Any:
+    """An expectation from a value text: a number, a list (set or range), a bool, or None when unreadable.
+
+    ``{8, 16}`` and ``[0.05, 0.1]`` -> list; ``1e-4 to 3e-4`` -> [lo, hi]; ``true`` -> True.
+    """
+    text = text.strip().rstrip(".").strip()
+    lowered = text.lower()
+    if lowered in ("true", "yes", "on"):
+        return True
+    if lowered in ("false", "no", "off"):
+        return False
+    number = parse_number(text)
+    if number is not None:
+        return number
+    set_match = _SET_RE.match(text)
+    if set_match:
+        items = [p for p in re.split(r"\s*,\s*", set_match.group("body")) if p]
+        values = [parse_number(p) for p in items]
+        if len(values) >= 2 and all(v is not None for v in values):
+            return values
+        return None
+    range_match = _RANGE_RE.match(text)
+    if range_match and not text.startswith("-"):
+        lo, hi = parse_number(range_match.group("a")), parse_number(range_match.group("b"))
+        if lo is not None and hi is not None and lo < hi:
+            return [lo, hi]
+    return None

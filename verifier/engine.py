@@ -1,0 +1,138 @@
+"""Run a spec against a repository: load, index once, run every SAU's checks, score.
+
+One index serves all claims; every check runs inside a guard so an internal failure becomes that SAU's
+``error`` verdict (with a one-line reason) instead of a traceback or lost results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verifier import __version__
+from verifier.checks import Context, Options, load_all
+from verifier.index.build import build_index
+from verifier.index.facts import Note
+from verifier.index.repo import RepoIndex
+from verifier.results import CheckResult, Status, Verdict
+from verifier.scoring import aggregate, combine, merged_evidence
+from verifier.spec.load import find_spec, load_spec
+from verifier.spec.model import SAU, LoadedSpec
+
+
+class InputError(Exception):
+    """Bad arguments (a path that does not exist, no spec found): exit 2 with this one-line message."""
+
+
+@dataclass
+class Report:
+    repo: str
+    spec_path: str
+    spec_shape: str
+    paper: dict[str, Any]
+    verdicts: list[Verdict]
+    scores: dict[str, Any]
+    notes: list[Note] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)  # judge usage, compile coverage, ...
+
+    def to_json(self) -> dict[str, Any]:
+        from verifier.reports.json_report import report_to_json
+
+        return report_to_json(self)
+
+
+def run_repo(
+    repo: Path,
+    spec_path: Path | None = None,
+    *,
+    use_cache: bool = True,
+    only: set[str] | None = None,
+    options: Options | None = None,
+    loaded: LoadedSpec | None = None,
+    index: RepoIndex | None = None,
+) -> Report:
+    repo = Path(repo)
+    if not repo.exists():
+        raise InputError(f"{repo}: no such directory")
+    if not repo.is_dir():
+        raise InputError(f"{repo}: not a directory (give the repository root)")
+    if loaded is None:
+        if spec_path is None:
+            spec_path = find_spec(repo)
+            if spec_path is None:
+                raise InputError(f"{repo}: no sau.yaml, sau.yml, sau.json or sau.toml found (use --spec PATH)")
+        loaded = load_spec(Path(spec_path))
+    spec = loaded.spec
+    if only:
+        unknown = sorted(only - {s.id for s in spec.saus})
+        if unknown:
+            raise InputError(f"--only: no SAU with id {', '.join(unknown)} in {loaded.path}")
+    if index is None:
+        index = build_index(repo, include=list(spec.repo.include), exclude=list(spec.repo.exclude), use_cache=use_cache)
+    ctx = Context(index=index, spec=spec, options=options or Options())
+    saus = sorted((s for s in spec.saus if not only or s.id in only), key=lambda s: s.id)
+    verdicts = [evaluate_sau(sau, ctx) for sau in saus]
+    return Report(
+        repo=str(repo),
+        spec_path=str(loaded.path),
+        spec_shape=loaded.shape,
+        paper=spec.paper.model_dump(exclude_none=True),
+        verdicts=verdicts,
+        scores=aggregate(verdicts),
+        notes=sorted(index.notes, key=lambda n: (n.file, n.line or 0, n.reason)),
+    )
+
+
+def checks_for(sau: SAU) -> tuple[list, str | None]:
+    """The typed checks of a SAU, and why there are none (free text the compiler could not type)."""
+    checks = sau.all_checks()
+    if checks:
+        return checks, None
+    return [], "free-text claim with no typed check"
+
+
+def run_check(check: Any, ctx: Context) -> CheckResult:
+    registry = load_all()
+    fn = registry.get(check.kind)
+    if fn is None:
+        return CheckResult.unverified(check.kind, f"no deterministic checker for kind '{check.kind}' in this version")
+    try:
+        return fn(check, ctx)
+    except RecursionError:
+        return CheckResult.errored(check.kind, f"{check.kind} check: input too deeply nested")
+    except Exception as exc:  # a bug or an input the check did not foresee: that SAU errors, the run goes on
+        return CheckResult.errored(check.kind, f"{check.kind} check failed: {type(exc).__name__}: {exc}")
+
+
+def evaluate_sau(sau: SAU, ctx: Context) -> Verdict:
+    ctx.sau = sau
+    checks, why_none = checks_for(sau)
+    if checks:
+        results = [run_check(c, ctx) for c in checks]
+    else:
+        results = [CheckResult.unverified("judge" if why_none is None else "claim", why_none or "no check")]
+    status, score, message, deterministic = combine(results)
+    kinds = sorted({r.kind for r in results})
+    return Verdict(
+        id=sau.id,
+        dimension=sau.dimension.value,
+        status=status,
+        score=score,
+        message=message,
+        check="+".join(kinds),
+        deterministic=deterministic,
+        evidence=merged_evidence(results),
+        checks=tuple(results),
+        weight=sau.weight,
+        claim=sau.claim,
+        accepted_deviation=(sau.deviation.reason or "accepted") if sau.deviation and sau.deviation.accepted else None,
+    )
+
+
+def exit_status(verdicts: list[Verdict]) -> Status:
+    worst = Status.pass_
+    for v in verdicts:
+        if v.status != Status.pass_:
+            worst = v.status
+    return worst

@@ -1,0 +1,181 @@
+"""The queryable repository index: all files' facts, looked up by name in O(1).
+
+Built once per run by :func:`verifier.index.build.build_index`; every check reads from it. Deep structure
+(an ``ast`` tree of a file) is produced lazily and memoised, so only the files a check points at pay for it.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from verifier.index.facts import (
+    Binding,
+    CallSite,
+    Definition,
+    FileFacts,
+    FileRole,
+    Import,
+    Language,
+    Launch,
+    Note,
+)
+
+PYTHONISH = (Language.python, Language.notebook)
+
+
+@dataclass
+class RepoIndex:
+    root: Path
+    files: dict[str, FileFacts]  # repo-relative path -> facts, insertion-sorted by path
+    notes: list[Note] = field(default_factory=list)
+    # Returns the text a file's facts were computed from (for notebooks: the joined code cells).
+    source_loader: Callable[[str], str] | None = None
+
+    def __post_init__(self) -> None:
+        self._bindings: dict[str, list[Binding]] = defaultdict(list)
+        self._calls_by_leaf: dict[str, list[CallSite]] = defaultdict(list)
+        self._defs_by_name: dict[str, list[Definition]] = defaultdict(list)
+        self._sources: dict[str, str] = {}
+        self._trees: dict[str, ast.Module | None] = {}
+        for facts in self.files.values():
+            for b in facts.bindings:
+                self._bindings[b.name.lower()].append(b)
+            for c in facts.calls:
+                self._calls_by_leaf[_leaf(c.qualname)].append(c)
+                callee_leaf = _leaf(c.callee)
+                if callee_leaf != _leaf(c.qualname):
+                    self._calls_by_leaf[callee_leaf].append(c)
+            for d in facts.definitions:
+                self._defs_by_name[d.name].append(d)
+                if d.qualname != d.name:
+                    self._defs_by_name[d.qualname].append(d)
+
+    # ----- lookups -------------------------------------------------------------------------------------
+    def bindings_named(self, names: Iterable[str]) -> list[Binding]:
+        """Every binding whose leaf name is one of ``names`` (case-insensitive), in file/line order."""
+        seen: set[int] = set()
+        out: list[Binding] = []
+        for name in names:
+            for b in self._bindings.get(name.lower().replace("-", "_"), ()):
+                if id(b) not in seen:
+                    seen.add(id(b))
+                    out.append(b)
+        out.sort(key=lambda b: (b.span.file, b.span.line, b.path))
+        return out
+
+    def calls_to(self, target: str) -> list[CallSite]:
+        """Call sites whose resolved qualified name equals ``target`` or ends with ``.target``."""
+        leaf = _leaf(target)
+        out = []
+        seen: set[int] = set()
+        for c in self._calls_by_leaf.get(leaf, ()):
+            if id(c) in seen:
+                continue
+            if _suffix_match(c.qualname, target) or _suffix_match(c.callee, target):
+                seen.add(id(c))
+                out.append(c)
+        out.sort(key=lambda c: (c.span.file, c.span.line, c.callee))
+        return out
+
+    def definitions_named(self, name: str) -> list[Definition]:
+        """Definitions by bare name or qualified name (``Trainer.train``) or dotted module path suffix."""
+        out = list(self._defs_by_name.get(name, ()))
+        if not out and "." in name:
+            head, _, leaf = name.rpartition(".")
+            for d in self._defs_by_name.get(leaf, ()):
+                full = f"{d.module}.{d.qualname}"
+                if _suffix_match(full, name):
+                    out.append(d)
+        out.sort(key=lambda d: (d.span.file, d.span.line))
+        return out
+
+    def all_definitions(self) -> Iterator[Definition]:
+        for facts in self.files.values():
+            yield from facts.definitions
+
+    def all_calls(self) -> Iterator[CallSite]:
+        for facts in self.files.values():
+            yield from facts.calls
+
+    def all_launches(self) -> Iterator[Launch]:
+        for facts in self.files.values():
+            yield from facts.launches
+
+    def imports_of(self, path: str) -> list[Import]:
+        facts = self.files.get(path)
+        return list(facts.imports) if facts else []
+
+    def python_files(self, role: FileRole | None = FileRole.code) -> list[str]:
+        return [
+            p
+            for p, f in self.files.items()
+            if f.language in PYTHONISH and (role is None or f.role == role)
+        ]
+
+    def in_scope(self, path: str, scope: str | None) -> bool:
+        """Does a check's ``in:`` (file glob) admit this path? Qualified scopes are handled by the checks."""
+        if not scope or not looks_like_glob(scope):
+            return True
+        return fnmatch.fnmatch(path, scope) or fnmatch.fnmatch(path, f"**/{scope}")
+
+    # ----- deep structure, lazily ----------------------------------------------------------------------
+    def source(self, path: str) -> str:
+        if path not in self._sources:
+            if self.source_loader is not None:
+                self._sources[path] = self.source_loader(path)
+            else:
+                self._sources[path] = (self.root / path).read_text(encoding="utf-8", errors="replace")
+        return self._sources[path]
+
+    def lines(self, path: str, start: int, end: int | None = None) -> str:
+        text = self.source(path).splitlines()
+        end = start if end is None else end
+        return "\n".join(text[max(start - 1, 0) : end])
+
+    def tree(self, path: str) -> ast.Module | None:
+        """The file's ``ast`` (never executed); None when the file does not parse at all."""
+        if path not in self._trees:
+            facts = self.files.get(path)
+            if facts is None or facts.language not in PYTHONISH:
+                self._trees[path] = None
+            else:
+                self._trees[path] = parse_tolerant(self.source(path))
+        return self._trees[path]
+
+
+def parse_tolerant(text: str, max_repairs: int = 20) -> ast.Module | None:
+    """Parse with ``ast``; on a syntax error blank the offending line and retry, so the rest still counts."""
+    lines = text.splitlines()
+    for _ in range(max_repairs + 1):
+        try:
+            return ast.parse("\n".join(lines))
+        except SyntaxError as exc:
+            lineno = exc.lineno or 0
+            if not (1 <= lineno <= len(lines)) or not lines[lineno - 1].strip():
+                # Error at EOF (unclosed bracket, truncated file): cut back to the last complete line.
+                if not lines:
+                    return None
+                lines = lines[:-1]
+                continue
+            indent = len(lines[lineno - 1]) - len(lines[lineno - 1].lstrip())
+            lines[lineno - 1] = " " * indent + "pass"
+        except (ValueError, RecursionError, MemoryError):
+            return None
+    return None
+
+
+def looks_like_glob(scope: str) -> bool:
+    return "/" in scope or "*" in scope or scope.endswith((".py", ".yaml", ".yml", ".json", ".toml", ".sh"))
+
+
+def _leaf(dotted: str) -> str:
+    return dotted.rsplit(".", 1)[-1]
+
+
+def _suffix_match(full: str, target: str) -> bool:
+    return full == target or full.endswith("." + target)
