@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -48,7 +49,7 @@ def main() -> None:
     """Check that a repository implements what its paper claims (SAU spec v1)."""
 
 
-def fail_input(message: str) -> "NoReturn":  # type: ignore[name-defined]
+def fail_input(message: str) -> NoReturn:
     click.echo(f"sau-verify: error: {message}", err=True)
     sys.exit(2)
 
@@ -85,14 +86,27 @@ def pair_outputs(formats: tuple[str, ...], outputs: tuple[str, ...]) -> list[tup
 )
 @click.option("--only", help="Comma-separated SAU ids to check.")
 @click.option("--no-cache", is_flag=True, help="Re-index every file, ignoring the content-hash cache.")
-def check_cmd(repo, spec_path, formats, outputs, fail_under, fail_metric, only, no_cache):
+@click.option(
+    "--baseline",
+    metavar="REF",
+    help="Fail only on SAUs that got worse than this git revision or saved JSON report.",
+)
+def check_cmd(repo, spec_path, formats, outputs, fail_under, fail_metric, only, no_cache, baseline):
     """Check REPO against its spec and print the report."""
-    from verifier.engine import InputError, run_repo
+    from verifier.baseline import BaselineError, baseline_verdicts, regressions
+    from verifier.engine import InputError, load_for, run_repo
 
     pairs = pair_outputs(formats, outputs)
     try:
-        report = run_repo(repo, spec_path, use_cache=not no_cache, only=parse_only(only))
-    except (SpecError, InputError) as exc:
+        loaded = load_for(repo, spec_path)
+        report = run_repo(repo, loaded=loaded, use_cache=not no_cache, only=parse_only(only))
+        if baseline:
+            old = baseline_verdicts(
+                repo,
+                baseline,
+                lambda tree: run_repo(tree, loaded=loaded, use_cache=not no_cache, only=parse_only(only)).verdicts,
+            )
+    except (SpecError, InputError, BaselineError) as exc:
         fail_input(str(exc))
     for fmt, out in pairs:
         text = render(report, fmt, color=out is None and fmt == "text" and sys.stdout.isatty())
@@ -103,8 +117,133 @@ def check_cmd(repo, spec_path, formats, outputs, fail_under, fail_metric, only, 
                 Path(out).write_text(text, encoding="utf-8")
             except OSError as exc:
                 fail_input(f"{out}: cannot write report: {exc.strerror or exc}")
-    ok = gate(report.verdicts, report.scores, fail_under, fail_metric)
+    if baseline:
+        worse = regressions(report.verdicts, old)
+        for r in worse:
+            click.echo(f"regressed: {r.describe()}", err=True)
+        click.echo(f"sau-verify: {len(worse)} SAU(s) worse than baseline {baseline}", err=True)
+        ok = not worse and (fail_under is None or gate(report.verdicts, report.scores, fail_under, fail_metric))
+    else:
+        ok = gate(report.verdicts, report.scores, fail_under, fail_metric)
     sys.exit(0 if ok else 1)
+
+
+@main.command("explain")
+@click.argument("repo", type=click.Path(path_type=Path))
+@click.argument("sau_id")
+@click.option("--spec", "spec_path", type=click.Path(path_type=Path), help="Spec file (default: REPO/sau.yaml).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--no-cache", is_flag=True, help="Re-index every file.")
+def explain_cmd(repo, sau_id, spec_path, fmt, no_cache):
+    """Everything behind one verdict: the check, every binding and its provenance, graphs, formulas."""
+    from verifier.engine import InputError, load_for, run_repo
+    from verifier.reports.explain import render_explain
+
+    try:
+        loaded = load_for(repo, spec_path)
+        report = run_repo(repo, loaded=loaded, use_cache=not no_cache, only={sau_id})
+    except (SpecError, InputError) as exc:
+        fail_input(str(exc))
+    sau = next(s for s in loaded.spec.saus if s.id == sau_id)
+    click.echo(render_explain(sau, report.verdicts[0], fmt), nl=False)
+
+
+@main.command("batch")
+@click.option("--runs", type=click.Path(path_type=Path), help="Layout mode: runs/<config>/<paper>/repo.")
+@click.option("--specs", type=click.Path(path_type=Path), help="Layout mode: specs/<paper>/sau.*.")
+@click.option("--manifest", type=click.Path(path_type=Path), help="A YAML/JSON/CSV list of {config, paper, repo, spec}.")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder for the reports and tables.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True, help="Worker processes.")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--ray-address", help="Address of an existing Ray cluster (with --executor ray).")
+@click.option("--no-resume", is_flag=True, help="Re-score pairs whose report is newer than their inputs.")
+@click.option("--no-cache", is_flag=True, help="Re-index every file.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def batch_cmd(runs, specs, manifest, out, jobs, executor, ray_address, no_resume, no_cache, quiet):
+    """Score many (repo, spec) pairs and write a leaderboard (CSV, JSON, Markdown).
+
+    \b
+    Examples:
+      sau-verify batch --runs runs/ --specs specs/ --out scores/ --jobs 2
+      sau-verify batch --manifest pairs.yaml --out scores/
+    """
+    from verifier.batch import BatchInputError, discover_layout, read_manifest, run_batch, write_tables
+
+    if bool(manifest) == bool(runs or specs):
+        fail_input("give either --manifest FILE, or --runs DIR with --specs DIR")
+    if not manifest and not (runs and specs):
+        fail_input("layout mode needs both --runs and --specs")
+    try:
+        pairs = read_manifest(manifest) if manifest else discover_layout(runs, specs)
+    except BatchInputError as exc:
+        fail_input(str(exc))
+    if not pairs:
+        fail_input("no (repo, spec) pairs found")
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        disable=quiet or not sys.stderr.isatty(),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("scoring", total=len(pairs))
+
+        def step(pair, state):
+            bar.update(task, advance=1, description=f"{pair.key} {state}")
+
+        try:
+            rows = run_batch(
+                pairs, out, jobs=jobs, resume=not no_resume, use_cache=not no_cache,
+                executor=executor, ray_address=ray_address, progress=step,
+            )
+        except BatchInputError as exc:
+            fail_input(str(exc))
+    paths = write_tables(out, rows)
+    errors = [r for r in rows if r["status"] == "error"]
+    for r in errors:
+        click.echo(f"error: {r['config']}/{r['paper']}: {r['error']}", err=True)
+    click.echo(f"scored {len(rows) - len(errors)} of {len(rows)} pairs; tables: {paths['csv']}, {paths['json']}, {paths['markdown']}")
+    sys.exit(1 if errors else 0)
+
+
+@main.command("mutate")
+@click.argument("repo", type=click.Path(path_type=Path))
+@click.option("--spec", "spec_path", type=click.Path(path_type=Path), help="Spec file (default: REPO/sau.yaml).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Which mutants are drawn.")
+@click.option("--max-mutants", type=click.IntRange(1, 100000), default=100, show_default=True)
+@click.option("--operator", "operators", multiple=True, help="Only these drift operators (repeatable).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--output", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
+def mutate_cmd(repo, spec_path, seed, max_mutants, operators, jobs, fmt, output):
+    """Apply paper-drift mutants to a copy of a faithful REPO; report which ones the spec catches.
+
+    \b
+    Examples:
+      sau-verify mutate fixtures/values-ppo-torch/repo --max-mutants 50
+      sau-verify mutate repo --operator sign-flip --operator drop-factor --format json
+    """
+    from verifier.engine import InputError, load_for
+    from verifier.mutate.operators import OPERATORS
+    from verifier.mutate.report import to_json, to_text
+    from verifier.mutate.runner import mutate_repo
+
+    unknown = sorted(set(operators) - set(OPERATORS))
+    if unknown:
+        fail_input(f"--operator: unknown {', '.join(unknown)} (known: {', '.join(sorted(OPERATORS))})")
+    try:
+        loaded = load_for(repo, spec_path)
+    except (SpecError, InputError) as exc:
+        fail_input(str(exc))
+    result = mutate_repo(repo, loaded=loaded, seed=seed, max_mutants=max_mutants, operators=list(operators) or None, jobs=jobs)
+    text = to_json(result) if fmt == "json" else to_text(result, markdown=fmt == "markdown")
+    if output:
+        output.write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
 
 
 @main.command("schema")

@@ -6,16 +6,13 @@ One index serves all claims; every check runs inside a guard so an internal fail
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifier import __version__
 from verifier.checks import Context, Options, load_all
 from verifier.index.build import build_index
-from verifier.index.facts import Note
 from verifier.index.repo import RepoIndex
-from verifier.results import CheckResult, Status, Verdict
+from verifier.results import CheckResult, Report, Verdict
 from verifier.scoring import aggregate, combine, merged_evidence
 from verifier.spec.load import find_spec, load_spec
 from verifier.spec.model import SAU, LoadedSpec
@@ -23,23 +20,6 @@ from verifier.spec.model import SAU, LoadedSpec
 
 class InputError(Exception):
     """Bad arguments (a path that does not exist, no spec found): exit 2 with this one-line message."""
-
-
-@dataclass
-class Report:
-    repo: str
-    spec_path: str
-    spec_shape: str
-    paper: dict[str, Any]
-    verdicts: list[Verdict]
-    scores: dict[str, Any]
-    notes: list[Note] = field(default_factory=list)
-    extras: dict[str, Any] = field(default_factory=dict)  # judge usage, compile coverage, ...
-
-    def to_json(self) -> dict[str, Any]:
-        from verifier.reports.json_report import report_to_json
-
-        return report_to_json(self)
 
 
 def run_repo(
@@ -53,16 +33,10 @@ def run_repo(
     index: RepoIndex | None = None,
 ) -> Report:
     repo = Path(repo)
-    if not repo.exists():
-        raise InputError(f"{repo}: no such directory")
-    if not repo.is_dir():
-        raise InputError(f"{repo}: not a directory (give the repository root)")
     if loaded is None:
-        if spec_path is None:
-            spec_path = find_spec(repo)
-            if spec_path is None:
-                raise InputError(f"{repo}: no sau.yaml, sau.yml, sau.json or sau.toml found (use --spec PATH)")
-        loaded = load_spec(Path(spec_path))
+        loaded = load_for(repo, spec_path)
+    else:
+        check_repo(repo)
     spec = loaded.spec
     if only:
         unknown = sorted(only - {s.id for s in spec.saus})
@@ -82,6 +56,24 @@ def run_repo(
         scores=aggregate(verdicts),
         notes=sorted(index.notes, key=lambda n: (n.file, n.line or 0, n.reason)),
     )
+
+
+def check_repo(repo: Path) -> None:
+    if not repo.exists():
+        raise InputError(f"{repo}: no such directory")
+    if not repo.is_dir():
+        raise InputError(f"{repo}: not a directory (give the repository root)")
+
+
+def load_for(repo: Path, spec_path: Path | None = None) -> LoadedSpec:
+    """The spec given, or the one found in the repo (sau.yaml, sau.yml, sau.json, sau.toml)."""
+    repo = Path(repo)
+    check_repo(repo)
+    if spec_path is None:
+        spec_path = find_spec(repo)
+        if spec_path is None:
+            raise InputError(f"{repo}: no sau.yaml, sau.yml, sau.json or sau.toml found (use --spec PATH)")
+    return load_spec(Path(spec_path))
 
 
 def checks_for(sau: SAU) -> tuple[list, str | None]:
@@ -128,11 +120,3 @@ def evaluate_sau(sau: SAU, ctx: Context) -> Verdict:
         claim=sau.claim,
         accepted_deviation=(sau.deviation.reason or "accepted") if sau.deviation and sau.deviation.accepted else None,
     )
-
-
-def exit_status(verdicts: list[Verdict]) -> Status:
-    worst = Status.pass_
-    for v in verdicts:
-        if v.status != Status.pass_:
-            worst = v.status
-    return worst

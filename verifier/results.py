@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from verifier.index.facts import Note
+
 
 class Status(str, Enum):
     pass_ = "pass"
@@ -128,3 +130,22 @@ class Verdict:
     claim: str = ""
     accepted_deviation: str | None = None
     judge: dict[str, Any] | None = None
+
+
+@dataclass
+class Report:
+    """A whole run: every SAU's verdict, the paper scores, and the files the index skipped."""
+
+    repo: str
+    spec_path: str
+    spec_shape: str
+    paper: dict[str, Any]
+    verdicts: list[Verdict]
+    scores: dict[str, Any]
+    notes: list[Note] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)  # judge usage, compile coverage, ...
+
+    def to_json(self) -> dict[str, Any]:
+        from verifier.reports.json_report import report_to_json
+
+        return report_to_json(self)

@@ -18,7 +18,7 @@ _SUFFIX = {"k": 1_000, "m": 1_000_000, "b": 1_000_000_000, "g": 1_000_000_000}
 _MANTISSA = r"[-+−]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?|\.\d+)"
 NUMBER_RE = re.compile(
     rf"""
-    (?<![\w.])
+    (?<![\w.^{{])
     (?P<m>{_MANTISSA})
     (?:
         (?P<e>[eE][-+−]?\d+)
@@ -96,25 +96,30 @@ def find_numbers(text: str) -> list[Quantity]:
     """Every number in ``text`` in reading order, with its unit word (``150K steps`` -> unit ``steps``)."""
     out: list[Quantity] = []
     taken: list[tuple[int, int]] = []
+    powers = [(m.start(), m.end()) for m in _POW10_RE.finditer(text)]
+    for match in NUMBER_RE.finditer(text):
+        if any(a < match.start() < b for a, b in powers):
+            continue  # the exponent of a bare power of ten
+        value = _from_match(match)
+        if value is None:
+            continue
+        if match.group("m") == "10" and not match.group("e") and text[match.end() : match.end() + 1] in tuple("^⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹"):
+            continue  # a bare power of ten, read below
+        unit_match = _UNIT_RE.match(text, match.end())
+        unit = unit_match.group("unit").lower() if unit_match else ""
+        out.append(
+            Quantity(value, match.group(0).strip(), match.start(), match.end(), bool(match.group("pct")), unit)
+        )
+        taken.append((match.start(), match.end()))
     for match in _POW10_RE.finditer(text):
+        if any(a <= match.start() < b for a, b in taken):
+            continue
         power = match.group("p") or match.group("sp").translate(_SUPERSCRIPTS)
         try:
             value = _exact("1", int(_clean(power)))
         except ValueError:
             continue
         out.append(Quantity(value, match.group(0), match.start(), match.end()))
-        taken.append((match.start(), match.end()))
-    for match in NUMBER_RE.finditer(text):
-        if any(a <= match.start() < b for a, b in taken):
-            continue
-        value = _from_match(match)
-        if value is None:
-            continue
-        unit_match = _UNIT_RE.match(text, match.end())
-        unit = unit_match.group("unit").lower() if unit_match else ""
-        out.append(
-            Quantity(value, match.group(0).strip(), match.start(), match.end(), bool(match.group("pct")), unit)
-        )
     out.sort(key=lambda q: q.start)
     return out
 

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-FORMATS = ("text", "json", "sabench")
+import importlib
+
+_MODULES = {
+    "text": "text",
+    "json": "json_report",
+    "sabench": "sabench",
+    "sarif": "sarif",
+    "junit": "junit",
+    "markdown": "markdown",
+}
+FORMATS = tuple(_MODULES)
 
 
 def render(report, fmt: str, *, color: bool = False) -> str:
-    if fmt == "json":
-        from verifier.reports import json_report
-
-        return json_report.render(report)
-    if fmt == "sabench":
-        from verifier.reports import sabench
-
-        return sabench.render(report)
+    if fmt not in _MODULES:
+        raise ValueError(f"unknown format {fmt!r}")
+    module = importlib.import_module(f"verifier.reports.{_MODULES[fmt]}")
     if fmt == "text":
-        from verifier.reports import text
-
-        return text.render(report, color=color)
-    raise ValueError(f"unknown format {fmt!r}")
+        return module.render(report, color=color)
+    return module.render(report)

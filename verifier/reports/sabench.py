@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from verifier.spec.model import DIMENSION_CODES, Dimension
+from verifier.spec.model import DIMENSION_CODES
 
 
 def render(report) -> str:

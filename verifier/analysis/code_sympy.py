@@ -1,0 +1,953 @@
+"""Python / PyTorch / NumPy / JAX function bodies as SymPy expressions.
+
+Every assignment is inlined in order (SSA-style), in-place chains update their receiver, ``self.x`` reads
+take the value set in ``__init__``, small repo helpers are inlined, and an ``if`` splits the function into
+paths unless the spec's ``pin`` decides it. Each intermediate value is kept as a :class:`Candidate`, since
+the formula checker is not told which variable implements the paper's formula. Nothing is executed: the
+input is an ``ast`` tree, and every expensive step is bounded (paths, statements, expression size, depth).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import tokenize
+import io
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import sympy as sp
+from sympy.core.function import AppliedUndef
+from sympy.parsing.sympy_parser import parse_expr
+
+from verifier import rules
+
+MAX_PATHS = 16
+MAX_STATEMENTS = 600
+MAX_EXPR_NODES = 800
+MAX_HELPER_DEPTH = 3
+MAX_HELPER_STATEMENTS = 60
+
+# Opaque reductions and label picking: dims are ignored, tensors are compared elementwise.
+RMEAN = sp.Function("rmean")
+RSUM = sp.Function("rsum")
+RMAX = sp.Function("rmax")
+RMIN = sp.Function("rmin")
+RVAR1 = sp.Function("rvar1")  # unbiased (Bessel-corrected) variance
+PICK = sp.Function("pick")
+REDUCTIONS = {"rmean": RMEAN, "rsum": RSUM, "rmax": RMAX, "rmin": RMIN, "rvar1": RVAR1}
+KNOWN_FUNCS: dict[str, Any] = {
+    **REDUCTIONS,
+    "pick": PICK,
+    "exp": sp.exp,
+    "log": sp.log,
+    "sqrt": sp.sqrt,
+    "Abs": sp.Abs,
+    "Max": sp.Max,
+    "Min": sp.Min,
+    "Piecewise": sp.Piecewise,
+    "erf": sp.erf,
+    "tanh": sp.tanh,
+    "sin": sp.sin,
+    "cos": sp.cos,
+    "sign": sp.sign,
+}
+# Names that would clash with SymPy's own functions when an unknown call gets an opaque function.
+_RESERVED_FUNC_NAMES = set(KNOWN_FUNCS) | {"E", "I", "S", "N", "O", "Q", "pi", "beta", "gamma", "zeta"}
+_VALUE_ATTRS = {"data", "values", "T", "mT", "real"}
+
+
+def sym(name: str) -> sp.Symbol:
+    """Every symbol is real: code and paper symbols stand for real tensors and scalars."""
+    return sp.Symbol(name, real=True)
+
+
+class Marker:
+    """A non-numeric value met while translating: a string, a tuple, a fresh tensor, None."""
+
+    def __init__(self, kind: str, value: Any = None):
+        self.kind = kind
+        self.value = value
+
+
+# ----------------------------------------------------------------------------------------- API table
+@dataclass(frozen=True)
+class ApiEntry:
+    name: str
+    kind: str  # template | identity | source | clamp | where | maxmin | var | std | loss
+    args: tuple[str, ...] = ()
+    defaults: tuple[tuple[str, Any], ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()
+    template: sp.Expr | None = None
+    reduce: str | None = None
+    default_reduction: str = "mean"
+
+
+@dataclass(frozen=True)
+class ApiTable:
+    prefixes: tuple[str, ...]
+    entries: dict[str, ApiEntry]
+    builtins: dict[str, str]
+    synonyms: tuple[tuple[str, ...], ...]
+
+    def strip_prefix(self, dotted: str) -> str | None:
+        """The leaf of a library call (``torch.nn.functional.relu`` -> ``relu``), None if not a library."""
+        for prefix in self.prefixes:
+            if dotted.startswith(prefix):
+                rest = dotted[len(prefix) :]
+                return rest if "." not in rest else rest.rsplit(".", 1)[-1]
+        return None
+
+
+def _template_symbol(name: str) -> sp.Symbol:
+    return sym(f"_arg_{name}")
+
+
+@functools.cache
+def api_table() -> ApiTable:
+    data = rules.load("sympy_map.yaml")
+    entries: dict[str, ApiEntry] = {}
+    for name, spec in sorted(data["functions"].items()):
+        args = tuple(spec.get("args", ()))
+        defaults = spec.get("defaults", {}) or {}
+        template = None
+        if "expr" in spec:
+            names = set(args) | set(defaults) | {"label_smoothing"}
+            local = {n: _template_symbol(n) for n in names}
+            local.update(KNOWN_FUNCS)
+            template = parse_expr(spec["expr"], local_dict=local, evaluate=True)
+        kind = spec.get("kind", "template")
+        entries[name] = ApiEntry(
+            name=name,
+            kind=kind,
+            args=args,
+            defaults=tuple(sorted(defaults.items())),
+            aliases=tuple(sorted((spec.get("aliases") or {}).items())),
+            template=template,
+            reduce=spec.get("reduce"),
+            default_reduction=spec.get("default_reduction", "mean"),
+        )
+    return ApiTable(
+        prefixes=tuple(data["prefixes"]),
+        entries=entries,
+        builtins=dict(data.get("builtins", {})),
+        synonyms=tuple(tuple(s.lower() for s in group) for group in data.get("name_synonyms", [])),
+    )
+
+
+# ----------------------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Candidate:
+    """One value computed in a function: an assignment target, an in-place update or a return."""
+
+    file: str
+    function: str
+    target: str
+    line: int
+    end_line: int
+    expr: sp.Expr
+    path: str  # the branch conditions taken, "" when the function has one path
+    snippet: str
+
+
+@dataclass
+class FunctionModel:
+    file: str
+    qualname: str
+    line: int
+    end_line: int
+    candidates: list[Candidate] = field(default_factory=list)
+    # name -> [(line, path, expr)] for every named value (locals and attributes), for symbol mapping
+    named: dict[str, list[tuple[int, str, sp.Expr]]] = field(default_factory=dict)
+    paths: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def expr_nodes(expr: sp.Basic, limit: int = MAX_EXPR_NODES) -> int:
+    """Node count of ``expr``, stopping at ``limit`` (so a huge expression costs at most ``limit`` steps)."""
+    count = 0
+    for _ in sp.preorder_traversal(expr):
+        count += 1
+        if count >= limit:
+            break
+    return count
+
+
+# ----------------------------------------------------------------------------------------- translator
+@dataclass
+class _Path:
+    env: dict[str, Any]
+    conds: tuple[str, ...] = ()
+    done: bool = False  # returned
+    dead: bool = False  # raised
+
+    def fork(self, cond: str) -> "_Path":
+        return _Path(dict(self.env), self.conds + (cond,), self.done, self.dead)
+
+    @property
+    def label(self) -> str:
+        return " and ".join(self.conds)
+
+
+HelperLookup = Callable[[str, str | None], "tuple[ast.FunctionDef, Translator] | None"]
+
+
+class Translator:
+    """Translates the functions of one parsed file; ``helper`` finds repo functions to inline."""
+
+    def __init__(
+        self,
+        tree: ast.Module,
+        file: str,
+        source: str = "",
+        *,
+        pin: dict[str, Any] | None = None,
+        helper: HelperLookup | None = None,
+    ):
+        self.tree = tree
+        self.file = file
+        self.lines = source.splitlines()
+        self.pin = {str(k).lower(): v for k, v in (pin or {}).items()}
+        self.helper = helper
+        self.table = api_table()
+        self.module_aliases = _module_aliases(tree)
+        self.uses_torch = any(v.split(".")[0] == "torch" for v in self.module_aliases.values())
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.functions: dict[str, ast.FunctionDef] = {}
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[node.name] = node
+        self._init_attrs: dict[str, dict[str, sp.Expr]] = {}
+        self._depth = 0
+        # per-function state
+        self._model: FunctionModel | None = None
+        self._class: str | None = None
+        self._leaf_names: dict[str, int] = {}
+        self._statements = 0
+
+    # ----- public ---------------------------------------------------------------------------------
+    def all_functions(self) -> list[FunctionModel]:
+        out = []
+        for qualname, node, cls in _walk_functions(self.tree):
+            out.append(self.function(node, qualname, cls))
+        return out
+
+    def function(self, node: ast.FunctionDef, qualname: str, cls: str | None) -> FunctionModel:
+        model = FunctionModel(self.file, qualname, node.lineno, getattr(node, "end_lineno", node.lineno))
+        saved = (self._model, self._class, self._leaf_names, self._statements)
+        self._model, self._class, self._leaf_names, self._statements = model, cls, {}, 0
+        try:
+            env = self._param_env(node)
+            paths = self._block(node.body, [_Path(env)])
+            model.paths = sorted({p.label for p in paths if not p.dead})
+        except RecursionError:
+            model.notes.append("nesting too deep: translation stopped")
+        finally:
+            self._model, self._class, self._leaf_names, self._statements = saved
+        return model
+
+    # ----- environment ----------------------------------------------------------------------------
+    def _param_env(self, node: ast.FunctionDef) -> dict[str, Any]:
+        env: dict[str, Any] = {}
+        a = node.args
+        for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+            if arg.arg not in ("self", "cls"):
+                env[arg.arg] = self._leaf(arg.arg)
+        for arg in (a.vararg, a.kwarg):
+            if arg is not None:
+                env[arg.arg] = Marker("opaque")
+        return env
+
+    def _leaf(self, name: str) -> sp.Symbol:
+        """A leaf symbol named after the code; a second, different leaf of the same name gets ``__2``."""
+        clean = _clean_name(name)
+        n = self._leaf_names.get(clean, 0) + 1
+        self._leaf_names[clean] = n
+        return sym(clean if n == 1 else f"{clean}__{n}")
+
+    def _attr_leaf(self, name: str) -> sp.Symbol:
+        return sym(_clean_name(name))
+
+    def init_attrs(self, cls: str | None) -> dict[str, sp.Expr]:
+        """Compound values a class's ``__init__``/``setup`` stores on ``self`` (register_buffer included)."""
+        if cls is None or cls not in self.classes:
+            return {}
+        if cls in self._init_attrs:
+            return self._init_attrs[cls]
+        self._init_attrs[cls] = {}
+        attrs: dict[str, sp.Expr] = {}
+        for item in self.classes[cls].body:
+            if isinstance(item, ast.FunctionDef) and item.name in ("__init__", "setup", "__post_init__"):
+                model = self.function(item, f"{cls}.{item.name}", cls)
+                for name, versions in model.named.items():
+                    if not name.startswith("self."):
+                        continue
+                    expr = versions[-1][2]
+                    if isinstance(expr, sp.Expr) and not expr.is_Atom:
+                        attrs[name[5:]] = expr
+        self._init_attrs[cls] = attrs
+        return attrs
+
+    # ----- statements -----------------------------------------------------------------------------
+    def _block(self, stmts: list[ast.stmt], paths: list[_Path]) -> list[_Path]:
+        for stmt in stmts:
+            self._statements += 1
+            if self._statements > MAX_STATEMENTS:
+                if self._model is not None and "statement limit reached" not in self._model.notes:
+                    self._model.notes.append("statement limit reached")
+                break
+            nxt: list[_Path] = []
+            for path in paths:
+                if path.done or path.dead:
+                    nxt.append(path)
+                else:
+                    nxt.extend(self._stmt(stmt, path, len(paths)))
+            paths = nxt
+        return paths
+
+    def _stmt(self, stmt: ast.stmt, path: _Path, n_paths: int) -> list[_Path]:
+        try:
+            return self._stmt_inner(stmt, path, n_paths)
+        except RecursionError:
+            for target in _assigned_names(stmt):
+                path.env[target] = self._leaf(target.rsplit(".", 1)[-1])
+            if self._model is not None:
+                self._model.notes.append(f"line {stmt.lineno}: expression too deep, kept as a leaf")
+            return [path]
+
+    def _stmt_inner(self, stmt: ast.stmt, path: _Path, n_paths: int) -> list[_Path]:
+        if isinstance(stmt, ast.Assign):
+            value = self.expr(stmt.value, path)
+            for target in stmt.targets:
+                self._bind(target, value, stmt, path)
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            self._bind(stmt.target, self.expr(stmt.value, path), stmt, path)
+        elif isinstance(stmt, ast.AugAssign):
+            current = self.expr(stmt.target, path)
+            value = self._binop(stmt.op, current, self.expr(stmt.value, path))
+            self._bind(stmt.target, value, stmt, path)
+        elif isinstance(stmt, ast.Expr):
+            if isinstance(stmt.value, ast.Call):
+                self.expr(stmt.value, path, stmt=stmt)
+        elif isinstance(stmt, ast.Return):
+            if stmt.value is not None:
+                value = self.expr(stmt.value, path)
+                self._record("return", value, stmt, path)
+                path.env["<return>"] = value
+            path.done = True
+        elif isinstance(stmt, ast.Raise):
+            path.dead = True
+        elif isinstance(stmt, ast.If):
+            return self._if(stmt, path, n_paths)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            for name in _target_names(stmt.target):
+                path.env[name] = self._leaf(name)
+            return self._block(stmt.body, [path])
+        elif isinstance(stmt, ast.While):
+            return self._block(stmt.body, [path])
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                if item.optional_vars is not None:
+                    for name in _target_names(item.optional_vars):
+                        path.env[name] = self._leaf(name)
+            return self._block(stmt.body, [path])
+        elif isinstance(stmt, ast.Try):
+            paths = self._block(stmt.body, [path])
+            return self._block(stmt.finalbody, paths) if stmt.finalbody else paths
+        return [path]
+
+    def _if(self, stmt: ast.If, path: _Path, n_paths: int) -> list[_Path]:
+        decided = self._decide(stmt.test)
+        if decided is not None:
+            return self._block(stmt.body if decided else stmt.orelse, [path])
+        label = _short(ast.unparse(stmt.test))
+        if n_paths >= MAX_PATHS:
+            if self._model is not None:
+                self._model.notes.append(f"line {stmt.lineno}: path limit reached, took `{label}`")
+            return self._block(stmt.body, [path])
+        yes = self._block(stmt.body, [path.fork(label)])
+        no = self._block(stmt.orelse, [path.fork(f"not ({label})")])
+        return yes + no
+
+    def _decide(self, test: ast.expr) -> bool | None:
+        """Evaluate a branch condition from pinned config values; None when it depends on anything else."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self._decide(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            parts = [self._decide(v) for v in test.values]
+            if isinstance(test.op, ast.And):
+                if any(p is False for p in parts):
+                    return False
+                return True if all(p is True for p in parts) else None
+            if any(p is True for p in parts):
+                return True
+            return False if all(p is False for p in parts) else None
+        leaf = _leaf_name(test)
+        if leaf is not None and leaf.lower() in self.pin:
+            return bool(self.pin[leaf.lower()])
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            left, right = test.left, test.comparators[0]
+            leaf = _leaf_name(left)
+            if leaf is None or leaf.lower() not in self.pin:
+                leaf, left, right = _leaf_name(right), right, left
+            if leaf is None or leaf.lower() not in self.pin:
+                return None
+            pinned = self.pin[leaf.lower()]
+            try:
+                other = ast.literal_eval(right)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return None
+            op = test.ops[0]
+            if isinstance(op, (ast.Eq, ast.Is)):
+                return pinned == other
+            if isinstance(op, (ast.NotEq, ast.IsNot)):
+                return pinned != other
+            if isinstance(op, ast.In) and isinstance(other, (tuple, list, set, str)):
+                return pinned in other
+            if isinstance(op, ast.NotIn) and isinstance(other, (tuple, list, set, str)):
+                return pinned not in other
+        return None
+
+    def _bind(self, target: ast.expr, value: Any, stmt: ast.stmt, path: _Path) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            elts = target.elts
+            if isinstance(value, Marker) and value.kind == "tuple" and len(value.value) == len(elts):
+                for t, v in zip(elts, value.value):
+                    self._bind(t, v, stmt, path)
+            else:
+                for t in elts:
+                    inner = t.value if isinstance(t, ast.Starred) else t
+                    key = _target_key(inner)
+                    if key:
+                        self._bind(inner, self._leaf(key.rsplit(".", 1)[-1]), stmt, path)
+            return
+        if isinstance(target, ast.Subscript) and _const_key(target) is None:
+            return  # x[mask] = y: a partial update, the name keeps its value
+        key = _target_key(target)
+        if key is None:
+            return
+        leafname = key.rsplit(".", 1)[-1]
+        if isinstance(value, Marker) and value.kind in ("source", "opaque"):
+            value = self._leaf(leafname)
+        elif isinstance(value, AppliedUndef) and value.func not in REDUCTIONS.values() and value.func is not PICK:
+            value = self._leaf(leafname)  # an opaque call's result is a named leaf (model outputs, helpers)
+        elif isinstance(value, sp.Basic) and expr_nodes(value) >= MAX_EXPR_NODES:
+            if self._model is not None:
+                self._model.notes.append(f"line {stmt.lineno}: `{key}` too large to inline, kept as a leaf")
+            value = self._leaf(leafname)
+        path.env[key] = value
+        self._record(key, value, stmt, path)
+
+    def _record(self, target: str, value: Any, stmt: ast.stmt, path: _Path) -> None:
+        if self._model is None or not isinstance(value, sp.Expr):
+            return
+        end = getattr(stmt, "end_lineno", stmt.lineno) or stmt.lineno
+        snippet = "\n".join(self.lines[stmt.lineno - 1 : end]).strip() if self.lines else ast.unparse(stmt)
+        self._model.candidates.append(
+            Candidate(self.file, self._model.qualname, target, stmt.lineno, end, value, path.label, _short(snippet, 200))
+        )
+        self._model.named.setdefault(target, []).append((stmt.lineno, path.label, value))
+
+    # ----- expressions ----------------------------------------------------------------------------
+    def expr(self, node: ast.expr, path: _Path, stmt: ast.stmt | None = None) -> Any:
+        if isinstance(node, ast.Constant):
+            return _constant(node.value)
+        if isinstance(node, ast.Name):
+            if node.id in path.env:
+                return path.env[node.id]
+            if node.id in ("True", "False", "None"):
+                return Marker("const", node.id)
+            return self._attr_leaf(node.id)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, path)
+        if isinstance(node, ast.Subscript):
+            key = _target_key(node)
+            if key is not None and key in path.env:
+                return path.env[key]
+            const = _const_key(node)
+            base = self.expr(node.value, path)
+            if isinstance(base, Marker) and base.kind == "tuple" and isinstance(const, int):
+                items = base.value
+                return items[const] if -len(items) <= const < len(items) else Marker("opaque")
+            if isinstance(const, str):
+                return self._attr_leaf(const)
+            if _is_shape(node.value):
+                return self._attr_leaf(f"{_leaf_name(node.value.value) or 'x'}_dim")
+            return base  # indexing keeps the value (elementwise comparison)
+        if isinstance(node, ast.BinOp):
+            return self._binop(node.op, self.expr(node.left, path), self.expr(node.right, path))
+        if isinstance(node, ast.UnaryOp):
+            operand = self.expr(node.operand, path)
+            if not isinstance(operand, sp.Basic):
+                return Marker("opaque")
+            if isinstance(node.op, ast.USub):
+                return -operand
+            if isinstance(node.op, ast.UAdd):
+                return operand
+            if isinstance(node.op, ast.Not) and isinstance(operand, sp.logic.boolalg.Boolean):
+                return sp.Not(operand)
+            return Marker("opaque")
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            return _compare(node.ops[0], self.expr(node.left, path), self.expr(node.comparators[0], path))
+        if isinstance(node, ast.BoolOp):
+            parts = [self.expr(v, path) for v in node.values]
+            if all(isinstance(p, sp.logic.boolalg.Boolean) for p in parts):
+                return sp.And(*parts) if isinstance(node.op, ast.And) else sp.Or(*parts)
+            return Marker("opaque")
+        if isinstance(node, ast.IfExp):
+            return _piecewise(self.expr(node.test, path), self.expr(node.body, path), self.expr(node.orelse, path))
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return Marker("tuple", [self.expr(e, path) for e in node.elts])
+        if isinstance(node, ast.Call):
+            return self._call(node, path, stmt)
+        return Marker("opaque")
+
+    def _attribute(self, node: ast.Attribute, path: _Path) -> Any:
+        key = _target_key(node)
+        if key is not None and key in path.env:
+            return path.env[key]
+        if node.attr in _VALUE_ATTRS:
+            return self.expr(node.value, path)
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            attrs = self.init_attrs(self._class)
+            if node.attr in attrs:
+                return attrs[node.attr]
+        return self._attr_leaf(node.attr)
+
+    def _binop(self, op: ast.operator, a: Any, b: Any) -> Any:
+        if not (isinstance(a, sp.Expr) and isinstance(b, sp.Expr)):
+            return Marker("opaque")
+        try:
+            if isinstance(op, ast.Add):
+                return a + b
+            if isinstance(op, ast.Sub):
+                return a - b
+            if isinstance(op, ast.Mult):
+                return a * b
+            if isinstance(op, ast.Div):
+                return a / b
+            if isinstance(op, ast.Pow):
+                return a**b
+            if isinstance(op, ast.FloorDiv):
+                return sp.floor(a / b)
+            if isinstance(op, ast.Mod):
+                return sp.Mod(a, b)
+            if isinstance(op, ast.MatMult):
+                return sp.Function("matmul")(a, b)
+        except (TypeError, ValueError, ZeroDivisionError):
+            return Marker("opaque")
+        return Marker("opaque")
+
+    # ----- calls ----------------------------------------------------------------------------------
+    def _call(self, node: ast.Call, path: _Path, stmt: ast.stmt | None) -> Any:
+        func = node.func
+        args = [self.expr(a.value if isinstance(a, ast.Starred) else a, path) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value, path) for k in node.keywords if k.arg}
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name in path.env:
+                return self._opaque(name, args, kwargs)
+            if name in self.module_aliases:  # from torch.nn.functional import relu
+                leaf = self.table.strip_prefix(self.module_aliases[name]) or name
+                return self._library(leaf, args, kwargs, numpy_like=not self._is_torch(self.module_aliases[name]))
+            builtin = self.table.builtins.get(name)
+            if builtin is not None:
+                return self._library(builtin, args, kwargs, numpy_like=False, builtin=True)
+            inlined = self._inline_helper(name, None, args, kwargs)
+            if inlined is not None:
+                return inlined
+            return self._opaque(name, args, kwargs)
+        if isinstance(func, ast.Attribute):
+            dotted = _dotted(func)
+            root = dotted.split(".")[0] if dotted else None
+            if dotted and root in self.module_aliases and root not in path.env:
+                qualified = self.module_aliases[root] + dotted[len(root) :]
+                leaf = self.table.strip_prefix(qualified + "") or self.table.strip_prefix(dotted)
+                if leaf is not None:
+                    return self._library(leaf, args, kwargs, numpy_like=not self._is_torch(qualified))
+                return self._opaque(func.attr, args, kwargs)
+            if dotted and self.table.strip_prefix(dotted) is not None and root not in path.env and root != "self":
+                leaf = self.table.strip_prefix(dotted)
+                return self._library(leaf, args, kwargs, numpy_like=not dotted.startswith(("torch", "F.")))
+            if isinstance(func.value, ast.Name) and func.value.id == "self":
+                inlined = self._inline_helper(func.attr, self._class, args, kwargs)
+                if inlined is not None:
+                    return inlined
+                return self._opaque(func.attr, args, kwargs)
+            method = func.attr
+            receiver = self.expr(func.value, path)
+            if method.endswith("_") and not method.endswith("__"):
+                base = method[:-1]
+                value = self._method(base, receiver, args, kwargs)
+                if base in ("zero",):
+                    value = sp.Integer(0)
+                elif base == "fill":
+                    value = args[0] if args else Marker("opaque")
+                key = _inplace_base(func.value)
+                if key is not None and isinstance(value, sp.Expr):
+                    path.env[key] = value
+                    if stmt is not None:
+                        self._record(key, value, stmt, path)
+                return value
+            return self._method(method, receiver, args, kwargs)
+        return Marker("opaque")
+
+    def _is_torch(self, qualified: str) -> bool:
+        return qualified.split(".")[0] == "torch"
+
+    def _method(self, name: str, receiver: Any, args: list, kwargs: dict) -> Any:
+        if name in self.table.entries:
+            return self._library(name, [receiver, *args], kwargs, numpy_like=not self.uses_torch, method=True)
+        if isinstance(receiver, sp.Expr):
+            return self._opaque(name, [receiver, *args], kwargs)
+        return self._opaque(name, args, kwargs)
+
+    def _opaque(self, name: str, args: list, kwargs: dict) -> Any:
+        values = [a for a in [*args, *(kwargs[k] for k in sorted(kwargs))] if isinstance(a, sp.Expr)]
+        fname = _clean_name(name)
+        if fname in _RESERVED_FUNC_NAMES:
+            fname = f"{fname}_"
+        return sp.Function(fname)(*values) if values else Marker("opaque")
+
+    def _library(
+        self, leaf: str, args: list, kwargs: dict, *, numpy_like: bool, method: bool = False, builtin: bool = False
+    ) -> Any:
+        entry = self.table.entries.get(leaf)
+        if entry is None:
+            return self._opaque(leaf, args, kwargs)
+        kind = entry.kind
+        if kind == "identity":
+            return args[0] if args else Marker("opaque")
+        if kind == "source":
+            return Marker("source", leaf)
+        bound = _bind_args(entry, args, kwargs)
+        x = bound.get("x", args[0] if args else None)
+        if kind == "clamp":
+            if not isinstance(x, sp.Expr):
+                return Marker("opaque")
+            lo = bound.get("min")
+            hi = bound.get("max")
+            out = x
+            if isinstance(lo, sp.Expr):
+                out = sp.Max(out, lo)
+            if isinstance(hi, sp.Expr):
+                out = sp.Min(out, hi)
+            return out
+        if kind == "where":
+            return _piecewise(bound.get("condition"), bound.get("x"), bound.get("other"))
+        if kind == "maxmin":
+            other = bound.get("other")
+            if isinstance(other, sp.Expr) and not (other.is_Integer and not builtin):
+                return sp.Max(x, other) if entry.name == "max" else sp.Min(x, other)
+            if isinstance(x, Marker) and x.kind == "tuple" and builtin:
+                items = [v for v in x.value if isinstance(v, sp.Expr)]
+                if items:
+                    return sp.Max(*items) if entry.name == "max" else sp.Min(*items)
+            if isinstance(x, sp.Expr):
+                return REDUCTIONS[entry.reduce or "rmax"](x)
+            return Marker("opaque")
+        if kind in ("var", "std"):
+            if not isinstance(x, sp.Expr):
+                return Marker("opaque")
+            unbiased = _unbiased(args, kwargs, default=not numpy_like)
+            var = RVAR1(x) if unbiased else RMEAN((x - RMEAN(x)) ** 2)
+            return sp.sqrt(var) if kind == "std" else var
+        if entry.template is None:
+            return self._opaque(leaf, args, kwargs)
+        if builtin and leaf == "sum" and isinstance(x, Marker) and x.kind == "tuple":
+            items = [v for v in x.value if isinstance(v, sp.Expr)]
+            return sp.Add(*items) if items else Marker("opaque")
+        subs = {}
+        for name in entry.template.free_symbols:
+            pname = name.name[len("_arg_") :]
+            value = bound.get(pname)
+            if not isinstance(value, sp.Expr):
+                return self._opaque(leaf, args, kwargs)
+            subs[name] = value
+        try:
+            out = entry.template.xreplace(subs)
+        except (TypeError, ValueError):
+            return self._opaque(leaf, args, kwargs)
+        if kind == "loss":
+            reduction = kwargs.get("reduction")
+            mode = reduction.value if isinstance(reduction, Marker) and reduction.kind == "str" else entry.default_reduction
+            if mode == "mean":
+                out = RMEAN(out)
+            elif mode == "sum":
+                out = RSUM(out)
+        return out
+
+    def _inline_helper(self, name: str, cls: str | None, args: list, kwargs: dict) -> Any:
+        if self._depth >= MAX_HELPER_DEPTH:
+            return None
+        found = None
+        if cls is not None and cls in self.classes:
+            for item in self.classes[cls].body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
+                    found = (item, self)
+        elif name in self.functions:
+            found = (self.functions[name], self)
+        elif self.helper is not None:
+            found = self.helper(name, cls)
+        if found is None:
+            return None
+        node, owner = found
+        if _count_statements(node) > MAX_HELPER_STATEMENTS or name in ("__init__", "forward"):
+            return None
+        env: dict[str, Any] = {}
+        params = [a.arg for a in [*node.args.posonlyargs, *node.args.args] if a.arg not in ("self", "cls")]
+        defaults = node.args.defaults
+        default_map = dict(zip(params[len(params) - len(defaults) :], defaults)) if defaults else {}
+        for i, pname in enumerate(params):
+            if i < len(args):
+                env[pname] = args[i]
+            elif pname in kwargs:
+                env[pname] = kwargs[pname]
+            elif pname in default_map:
+                env[pname] = owner.expr(default_map[pname], _Path({}))
+            else:
+                env[pname] = sym(pname)
+        for a in node.args.kwonlyargs:
+            env[a.arg] = kwargs.get(a.arg, sym(a.arg))
+        owner._depth = self._depth + 1
+        saved = (owner._model, owner._class, owner._statements)
+        owner._model, owner._statements = None, 0
+        owner._class = cls if owner is self else owner._class
+        try:
+            paths = owner._block(node.body, [_Path(env)])
+        except RecursionError:
+            return None
+        finally:
+            owner._model, owner._class, owner._statements = saved
+            owner._depth = 0 if owner is not self else self._depth
+        for p in paths:
+            value = p.env.get("<return>")
+            if p.done and not p.dead and isinstance(value, (sp.Expr, Marker)):
+                return value
+        return None
+
+
+# ----------------------------------------------------------------------------------------- helpers
+def translate_source(source: str, file: str = "<string>", *, pin: dict[str, Any] | None = None) -> list[FunctionModel]:
+    """All functions of a source string (for tests and single files); never executes anything."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return Translator(tree, file, source, pin=pin).all_functions()
+
+
+def _walk_functions(tree: ast.Module):
+    """(qualname, node, enclosing class) for every function, methods and nested functions included."""
+    stack: list[tuple[ast.AST, str, str | None]] = [(tree, "", None)]
+    out = []
+    while stack:
+        node, prefix, cls = stack.pop()
+        for child in getattr(node, "body", []):
+            if isinstance(child, ast.ClassDef):
+                stack.append((child, f"{prefix}{child.name}.", child.name))
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qual = f"{prefix}{child.name}"
+                out.append((qual, child, cls))
+                stack.append((child, f"{qual}.", cls))
+    out.sort(key=lambda t: t[1].lineno)
+    return out
+
+
+def _module_aliases(tree: ast.Module) -> dict[str, str]:
+    """Local names bound to library modules or functions by imports (``F`` -> ``torch.nn.functional``)."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    out[a.asname] = a.name
+                else:
+                    out[a.name.split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                out[a.asname or a.name] = f"{node.module}.{a.name}"
+    table = api_table()
+    return {k: v for k, v in out.items() if table.strip_prefix(v + ".") is not None or v in ("math", "torch", "numpy", "jax")}
+
+
+def _bind_args(entry: ApiEntry, args: list, kwargs: dict) -> dict[str, Any]:
+    aliases = dict(entry.aliases)
+    bound: dict[str, Any] = {}
+    for name, value in dict(entry.defaults).items():
+        if value is not None:
+            bound[name] = _constant(value)
+    for name, value in zip(entry.args, args):
+        bound[name] = value
+    for key, value in kwargs.items():
+        key = aliases.get(key, key)
+        if key == "input":
+            key = "x"
+        bound[key] = value
+    if "label_smoothing" not in bound:
+        bound["label_smoothing"] = sp.Integer(0)
+    return bound
+
+
+def _unbiased(args: list, kwargs: dict, *, default: bool) -> bool:
+    for key in ("unbiased",):
+        v = kwargs.get(key)
+        if isinstance(v, Marker) and v.kind == "const":
+            return v.value == "True"
+    for key in ("correction", "ddof"):
+        v = kwargs.get(key)
+        if isinstance(v, sp.Number):
+            return v != 0
+    for v in args[1:]:
+        if isinstance(v, Marker) and v.kind == "const" and v.value in ("True", "False"):
+            return v.value == "True"
+    return default
+
+
+def _constant(value: Any) -> Any:
+    if isinstance(value, bool):
+        return Marker("const", str(value))
+    if isinstance(value, int):
+        return sp.Integer(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return sp.oo if value > 0 else (-sp.oo if value < 0 else Marker("opaque"))
+        text = repr(value)
+        return sp.Rational(text) if len(text) <= 12 else sp.Float(value)
+    if isinstance(value, str):
+        return Marker("str", value)
+    if value is None:
+        return Marker("const", "None")
+    return Marker("opaque")
+
+
+def _compare(op: ast.cmpop, a: Any, b: Any) -> Any:
+    if not (isinstance(a, sp.Expr) and isinstance(b, sp.Expr)):
+        return Marker("opaque")
+    table = {ast.Lt: sp.StrictLessThan, ast.LtE: sp.LessThan, ast.Gt: sp.StrictGreaterThan, ast.GtE: sp.GreaterThan}
+    for cls, rel in table.items():
+        if isinstance(op, cls):
+            try:
+                return rel(a, b)
+            except TypeError:
+                return Marker("opaque")
+    return Marker("opaque")
+
+
+def _piecewise(cond: Any, a: Any, b: Any) -> Any:
+    if not (isinstance(a, sp.Expr) and isinstance(b, sp.Expr)):
+        return Marker("opaque")
+    if isinstance(cond, (bool, sp.logic.boolalg.BooleanAtom)):
+        return a if bool(cond) else b
+    if isinstance(cond, sp.logic.boolalg.Boolean):
+        try:
+            return sp.Piecewise((a, cond), (b, True))
+        except (TypeError, ValueError):
+            return Marker("opaque")
+    if isinstance(cond, sp.Expr):
+        return sp.Function("where_")(cond, a, b)
+    return Marker("opaque")
+
+
+def _clean_name(name: str) -> str:
+    out = re.sub(r"\W+", "_", name).strip("_") or "x"
+    return out if not out[0].isdigit() else f"v_{out}"
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _leaf_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript):
+        key = _const_key(node)
+        return key if isinstance(key, str) else None
+    return None
+
+
+def _const_key(node: ast.Subscript) -> Any:
+    sl = node.slice
+    if isinstance(sl, ast.Constant) and isinstance(sl.value, (str, int)) and not isinstance(sl.value, bool):
+        return sl.value
+    return None
+
+
+def _is_shape(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "shape"
+
+
+def _target_key(node: ast.expr) -> str | None:
+    """The environment key of an assignment target or a read: ``x``, ``self.x``, ``state['step']``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        if node.attr in _VALUE_ATTRS:
+            return _target_key(node.value)
+        base = _target_key(node.value)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Subscript):
+        key = _const_key(node)
+        base = _target_key(node.value)
+        if base and isinstance(key, str):
+            return f"{base}[{key!r}]"
+    return None
+
+
+def _inplace_base(node: ast.expr) -> str | None:
+    """Where an in-place chain writes: ``m.mul_(b).add_(g)`` -> ``m``; ``p.data.add_`` -> ``p``."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_"):
+        node = node.func.value
+    return _target_key(node)
+
+
+def _target_names(node: ast.expr) -> list[str]:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [n for e in node.elts for n in _target_names(e)]
+    return []
+
+
+def _assigned_names(stmt: ast.stmt) -> list[str]:
+    targets: list[ast.expr] = []
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        targets = [stmt.target]
+    return [k for t in targets for k in ([_target_key(t)] if _target_key(t) else _target_names(t))]
+
+
+def _count_statements(node: ast.AST) -> int:
+    return sum(1 for n in ast.walk(node) if isinstance(n, ast.stmt))
+
+
+def identifiers(text: str) -> list[str]:
+    """NAME tokens of a Python-like expression (used to build a controlled local_dict)."""
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NAME:
+                out.append(tok.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return out

@@ -1,0 +1,99 @@
+"""The protocol rule library: rule data in ``rules/protocol/<id>.yaml``, one implementing module per rule.
+
+The YAML carries what a user reads (summary, documentation, parameters, examples) and the lexicons the
+implementation consults, so adding an alias or a seeding API never needs a code change.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+from verifier import rules as rule_data
+
+KIND = "protocol"
+
+# rule id -> module under verifier.analysis.protocol that implements ``evaluate(params, ctx, scope, rule)``.
+IMPLEMENTATIONS = {
+    "split-ratio": "split_ratio",
+    "no-test-leakage": "leakage",
+    "eval-mode": "eval_mode",
+    "seeded": "seeding",
+    "seeds": "seeding",
+    "dataset": "dataset",
+    "metric": "metric",
+    "baseline": "baseline",
+    "select-on-validation": "selection",
+    "frozen": "frozen",
+}
+
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "string": lambda v: isinstance(v, str) and bool(v.strip()),
+    "boolean": lambda v: isinstance(v, bool),
+    "string-list": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    "string-or-list": lambda v: (isinstance(v, str) and bool(v.strip()))
+    or (isinstance(v, list) and bool(v) and all(isinstance(x, str) for x in v)),
+    "ratios": lambda v: isinstance(v, dict)
+    and bool(v)
+    and all(isinstance(k, str) and isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for k, x in v.items()),
+}
+
+
+def rule_names() -> list[str]:
+    return sorted(IMPLEMENTATIONS)
+
+
+def load_rule(name: str) -> dict[str, Any] | None:
+    if name not in IMPLEMENTATIONS:
+        return None
+    try:
+        return rule_data.load(f"protocol/{name}.yaml")
+    except FileNotFoundError:
+        return None
+
+
+def validate_protocol_params(rule: str, params: dict[str, Any]) -> str | None:
+    """The spec error for a protocol check (unknown rule, unknown/missing/mistyped parameter), or None.
+
+    Called by the spec loader at load time so a bad rule is exit 2 naming the field, never a run-time crash.
+    """
+    data = load_rule(rule)
+    if data is None:
+        return f"rule: unknown protocol rule {rule!r}; known rules: {', '.join(rule_names())}"
+    declared: dict[str, dict] = data.get("parameters") or {}
+    for key in sorted(params):
+        if key not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            return f"{key}: rule {rule!r} has no parameter {key!r} (its parameters: {known})"
+    for key, spec in sorted(declared.items()):
+        if key not in params or params[key] is None:
+            if spec.get("required"):
+                return f"{key}: rule {rule!r} needs `{key}` ({spec.get('type', 'a value')})"
+            continue
+        kind = spec.get("type", "string")
+        check = _TYPES.get(kind)
+        if check is not None and not check(params[key]):
+            return f"{key}: rule {rule!r} expects `{key}` to be {kind}, got {params[key]!r}"
+        allowed = spec.get("choices")
+        if allowed and params[key] not in allowed:
+            return f"{key}: must be one of {', '.join(map(str, allowed))}, got {params[key]!r}"
+        if kind == "ratios":
+            keys = set(params[key])
+            bad = sorted(keys - {"train", "val", "test"})
+            if bad:
+                return f"{key}: split names must be train, val or test, got {', '.join(bad)}"
+    return None
+
+
+def with_defaults(rule: str, params: dict[str, Any]) -> dict[str, Any]:
+    data = load_rule(rule) or {}
+    out = {k: spec.get("default") for k, spec in (data.get("parameters") or {}).items() if "default" in spec}
+    out.update({k: v for k, v in params.items() if v is not None})
+    return out
+
+
+def implementation(rule: str):
+    module = importlib.import_module(f"{__name__}.{IMPLEMENTATIONS[rule]}")
+    return module.evaluate

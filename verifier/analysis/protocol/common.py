@@ -1,0 +1,369 @@
+"""Shared views of the repo for the protocol rules: one ast walk per file, memoised for the whole run.
+
+Every rule asks the same questions (which calls, in which function, with which arguments), so a file is
+parsed and walked once; rules then filter these flat records instead of walking trees again.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from verifier.index.facts import FileRole, Language
+from verifier.index.repo import looks_like_glob
+from verifier.results import Evidence
+
+MODULE_SCOPE = "<module>"
+SNIPPET_WIDTH = 160
+
+
+@dataclass(slots=True)
+class CallView:
+    node: ast.Call
+    name: str  # dotted as written: "torch.manual_seed", "self.model.eval", "Generator().manual_seed"
+    qual: str  # import-resolved: "torch.utils.data.random_split"
+    leaf: str
+    file: str
+    scope: str  # enclosing function qualname or <module>
+
+    @property
+    def line(self) -> int:
+        return self.node.lineno
+
+    @property
+    def end_line(self) -> int:
+        return getattr(self.node, "end_lineno", None) or self.node.lineno
+
+    def kwarg(self, name: str) -> ast.expr | None:
+        for kw in self.node.keywords:
+            if kw.arg == name:
+                return kw.value
+        return None
+
+    def receiver(self) -> str:
+        return self.name.rpartition(".")[0]
+
+
+@dataclass(slots=True)
+class FunctionView:
+    qualname: str
+    name: str
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    file: str
+    params: tuple[str, ...]
+    calls: list[CallView] = field(default_factory=list)
+    decorators: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class FileView:
+    path: str
+    tree: ast.Module
+    imports: dict[str, str]  # local alias -> qualified module/name
+    calls: list[CallView]
+    functions: dict[str, FunctionView]
+    module_calls: list[CallView]
+    has_main: bool
+    defined_names: frozenset[str]  # module-level names (defs, classes, imports, assignments)
+
+    def function_of(self, scope: str) -> FunctionView | None:
+        return self.functions.get(scope)
+
+
+def dotted(node: ast.AST | None) -> str | None:
+    """``a.b.c`` for attribute chains; calls and subscripts in the chain keep a marker so names stay unique."""
+    parts: list[str] = []
+    while node is not None:
+        if isinstance(node, ast.Name):
+            parts.append(node.id)
+            return ".".join(reversed(parts))
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call):
+            inner = dotted(node.func)
+            if inner is None:
+                return None
+            parts.append(inner + "()")
+            return ".".join(reversed(parts))
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        else:
+            return None
+    return None
+
+
+def leaf(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+class _Walker(ast.NodeVisitor):
+    def __init__(self, path: str, imports: dict[str, str]):
+        self.path = path
+        self.imports = imports
+        self.scope: list[str] = []
+        self.calls: list[CallView] = []
+        self.functions: dict[str, FunctionView] = {}
+        self.current: list[FunctionView] = []
+        self.has_main = False
+
+    def _qual(self, name: str) -> str:
+        head, _, rest = name.partition(".")
+        base = self.imports.get(head)
+        if base is None:
+            return name
+        return f"{base}.{rest}" if rest else base
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for deco in node.decorator_list:
+            self.visit(deco)
+        self.scope.append(node.name)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scope.pop()
+
+    def _visit_function(self, node) -> None:
+        for deco in node.decorator_list:
+            self.visit(deco)
+        for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+            self.visit(default)
+        qual = ".".join(self.scope + [node.name])
+        args = node.args
+        params = tuple(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs)
+        if args.vararg:
+            params += (args.vararg.arg,)
+        if args.kwarg:
+            params += (args.kwarg.arg,)
+        decos = tuple(d for d in (dotted(x.func if isinstance(x, ast.Call) else x) for x in node.decorator_list) if d)
+        view = FunctionView(qual, node.name, node, self.path, params, decorators=tuple(self._qual(d) for d in decos))
+        self.functions.setdefault(qual, view)
+        self.scope.append(node.name)
+        self.current.append(view)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.current.pop()
+        self.scope.pop()
+
+    visit_FunctionDef = _visit_function
+    visit_AsyncFunctionDef = _visit_function
+
+    def visit_If(self, node: ast.If) -> None:
+        test = node.test
+        if (
+            not self.scope
+            and isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__"
+        ):
+            self.has_main = True
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = dotted(node.func)
+        if name:
+            scope = self.current[-1].qualname if self.current else MODULE_SCOPE
+            view = CallView(node, name, self._qual(name), leaf(name), self.path, scope)
+            self.calls.append(view)
+            if self.current:
+                self.current[-1].calls.append(view)
+        self.generic_visit(node)
+
+
+def _imports(tree: ast.Module) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    out.setdefault(head, head)
+        elif isinstance(node, ast.ImportFrom):
+            module = ("." * node.level) + (node.module or "")
+            for alias in node.names:
+                if alias.name != "*":
+                    out[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
+    return out
+
+
+def _module_names(tree: ast.Module, imports: dict[str, str]) -> frozenset[str]:
+    names = set(imports)
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        else:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    names.add(sub.id)
+                elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(sub.name)
+                elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+                    for alias in sub.names:
+                        names.add((alias.asname or alias.name).split(".")[0])
+    return frozenset(names)
+
+
+def build_view(path: str, tree: ast.Module) -> FileView:
+    imports = _imports(tree)
+    walker = _Walker(path, imports)
+    walker.visit(tree)
+    module_calls = [c for c in walker.calls if c.scope == MODULE_SCOPE]
+    return FileView(
+        path,
+        tree,
+        imports,
+        walker.calls,
+        walker.functions,
+        module_calls,
+        walker.has_main,
+        _module_names(tree, imports),
+    )
+
+
+def file_view(ctx, path: str) -> FileView | None:
+    def make() -> FileView | None:
+        try:
+            tree = ctx.index.tree(path)
+        except (OSError, ValueError, RecursionError):
+            return None
+        if tree is None:
+            return None
+        try:
+            return build_view(path, tree)
+        except RecursionError:
+            return None
+
+    return ctx.memo(f"protocol.view:{path}", make)
+
+
+def python_paths(ctx, scope: str | None = None) -> list[str]:
+    """Code files (and notebooks) a protocol rule may look at, honouring a glob ``in:``."""
+    paths = ctx.memo("protocol.python_paths", lambda: sorted(ctx.index.python_files(FileRole.code)))
+    if scope and looks_like_glob(scope):
+        return [p for p in paths if ctx.index.in_scope(p, scope)]
+    return paths
+
+
+def text_of(ctx, path: str) -> str:
+    try:
+        return ctx.index.source(path)
+    except (OSError, ValueError):
+        return ""
+
+
+def views_mentioning(ctx, words: Iterable[str], scope: str | None = None) -> list[FileView]:
+    """Parse only files whose text contains one of ``words`` (a cheap C-speed prefilter before any walk)."""
+    words = tuple(words)
+    out = []
+    for path in python_paths(ctx, scope):
+        text = text_of(ctx, path)
+        if words and not any(w in text for w in words):
+            continue
+        view = file_view(ctx, path)
+        if view is not None:
+            out.append(view)
+    return out
+
+
+def scope_admits(scope: str | None, qualname: str) -> bool:
+    """A qualified ``in:`` (``Trainer.train``, ``evaluate``) admits that function and what it encloses."""
+    if not scope or looks_like_glob(scope):
+        return True
+    return qualname == scope or qualname.endswith("." + scope) or qualname.startswith(scope + ".") or (
+        ("." + scope + ".") in ("." + qualname + ".")
+    )
+
+
+def other_files(ctx, languages: tuple[Language, ...]) -> list[str]:
+    return sorted(p for p, f in ctx.index.files.items() if f.language in languages and f.role == FileRole.code)
+
+
+# ----- evidence --------------------------------------------------------------------------------------------
+def snippet(ctx, path: str, line: int, end_line: int | None = None) -> str:
+    try:
+        text = ctx.index.lines(path, line, line)
+    except (OSError, ValueError):
+        return ""
+    text = text.strip()
+    return text if len(text) <= SNIPPET_WIDTH else text[: SNIPPET_WIDTH - 3] + "..."
+
+
+def evidence(ctx, path: str, node_or_line: Any, role: str = "rule", note: str = "", end: int | None = None) -> Evidence:
+    if isinstance(node_or_line, int):
+        line, end_line = node_or_line, end or node_or_line
+    else:
+        line = getattr(node_or_line, "lineno", 1)
+        end_line = getattr(node_or_line, "end_lineno", None) or line
+        if isinstance(node_or_line, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.While,
+                                     ast.With, ast.If)):
+            # Compound statements: point at the header, not the whole body.
+            end_line = max(line, _header_end(node_or_line))
+    return Evidence(path, line, end_line, snippet(ctx, path, line), role, note)
+
+
+def _header_end(node: ast.stmt) -> int:
+    body = getattr(node, "body", None)
+    if body:
+        return max(node.lineno, body[0].lineno - 1)
+    return node.lineno
+
+
+def sorted_evidence(items: Iterable[Evidence]) -> list[Evidence]:
+    unique = {e.sort_key(): e for e in items}
+    return [unique[k] for k in sorted(unique)]
+
+
+# ----- names ---------------------------------------------------------------------------------------------
+_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def tokens(name: str) -> list[str]:
+    """``X_test`` -> [x, test]; ``testLoader`` -> [test, loader]; ``valDS`` -> [val, ds]."""
+    out: list[str] = []
+    for part in re.split(r"[^A-Za-z0-9]+", name):
+        out.extend(t.lower() for t in _CAMEL.findall(part))
+    return out
+
+
+def norm(text: str) -> str:
+    """Compare names across spellings: "CIFAR-10" = "cifar10" = "Cifar_10"."""
+    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+
+
+def const_str(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def names_in(node: ast.AST | None) -> set[str]:
+    """Every plain identifier an expression reads (roots of attribute chains included)."""
+    if node is None:
+        return set()
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def attr_chains_in(node: ast.AST | None) -> set[str]:
+    out: set[str] = set()
+    if node is None:
+        return out
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Attribute, ast.Name)):
+            d = dotted(n)
+            if d:
+                out.add(d)
+    return out
+
+
+def target_names(target: ast.AST) -> list[str]:
+    """Names bound by an assignment target, in order (tuples flattened; ``self.x`` kept dotted)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        out: list[str] = []
+        for elt in target.elts:
+            out.extend(target_names(elt.value if isinstance(elt, ast.Starred) else elt))
+        return out
+    d = dotted(target)
+    return [d] if d else []

@@ -1,0 +1,465 @@
+"""Bounded def-use flow of data splits (test / val / train) through the repo, as leakage analysis does it.
+
+A value is split-derived when it comes from a split API (``split="test"``, ``train=False``, ``ds["test"]``,
+the second output of ``train_test_split``) or is named like one (``X_test``, ``val_loader``). Taint moves
+forward through assignments, loops, ``with`` targets, calls and attribute reads, and into repo functions
+through their parameters (depth-bounded). The walk records the events the rules judge: training sinks,
+model-selection points, normalisation fitted before a split, and repo functions evaluated on held-out data.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from verifier.analysis.protocol.common import (
+    MODULE_SCOPE,
+    FileView,
+    dotted,
+    file_view,
+    leaf,
+    python_paths,
+    target_names,
+    text_of,
+    tokens,
+)
+
+KINDS = ("test", "val", "train")
+MAX_STATEMENTS = 200_000
+FLOW_WORDS = ("test", "val", "eval", "fit", "backward", "split", "train")
+
+_TEST_TOKENS = {"test", "tst", "te", "holdout", "heldout", "testset", "testloader", "testdata", "testing"}
+_VAL_TOKENS = {"val", "valid", "validation", "dev", "eval", "valset", "valloader", "validset", "vali"}
+_TRAIN_TOKENS = {"train", "tr", "trainset", "trainloader", "training", "trn"}
+# Tokens that make a split-named variable a setting, not data: test_size, val_every, train_steps.
+_SETTING_TOKENS = {
+    "size", "ratio", "frac", "fraction", "pct", "percent", "split", "splits", "every", "freq", "frequency",
+    "interval", "steps", "step", "iters", "epochs", "epoch", "path", "dir", "file", "files", "bs", "batch",
+    "batches", "num", "n", "count", "fn", "func", "function", "mode", "transform", "transforms", "cfg", "config",
+    "kwargs", "args", "time", "start", "end", "idx", "indices", "index", "flag", "only", "name", "names",
+}
+_SPLIT_WORDS = {
+    "test": "test", "testing": "test", "heldout": "test", "holdout": "test",
+    "val": "val", "valid": "val", "validation": "val", "dev": "val", "eval": "val", "evaluation": "val",
+    "train": "train", "training": "train",
+}
+_SOURCE_LEAF_TOKENS = {"loader", "dataloader", "data", "dataset", "set", "ds", "split", "iter", "batches"}
+SAVE_CALLS = {
+    "save", "save_checkpoint", "save_pretrained", "save_model", "save_weights", "save_state", "save_state_dict",
+    "dump", "checkpoint", "savez", "save_best",
+}
+FIT_SINKS = {"fit", "fit_transform", "partial_fit", "train_on_batch", "fit_generator"}
+STATS_CALLS = {"mean", "std", "var", "min", "max", "fit", "fit_transform", "nanmean", "nanstd", "quantile"}
+SPLIT_APIS = {"train_test_split", "random_split", "split", "kfold"}
+
+
+def name_kind(name: str) -> str | None:
+    """The split a variable's name says it holds, or None (``test_size`` is a setting, not data)."""
+    toks = tokens(name.rsplit(".", 1)[-1])
+    if not toks or any(t in _SETTING_TOKENS for t in toks):
+        return None
+    for tok in toks:
+        if tok in _TEST_TOKENS or (tok.startswith("test") and tok not in ("tests",)):
+            return "test"
+    for tok in toks:
+        if tok in _VAL_TOKENS or (tok.startswith("val") and not tok.startswith("valu")):
+            return "val"
+    for tok in toks:
+        if tok in _TRAIN_TOKENS or (tok.startswith("train") and tok not in ("trainer", "trainers")):
+            return "train"
+    return None
+
+
+def split_word(text: str) -> str | None:
+    """``"test"`` / ``"validation[:10%]"`` / ``"train+validation"`` -> the split it names (test wins)."""
+    low = text.lower()
+    found = [kind for word, kind in _SPLIT_WORDS.items() if word in tokens(low)]
+    for kind in KINDS:
+        if kind in found:
+            return kind
+    return None
+
+
+def call_source_kind(node: ast.Call) -> str | None:
+    """A data-loading call that says which split it returns."""
+    for kw in node.keywords:
+        if kw.arg in ("split", "subset", "mode", "phase", "stage", "partition", "which", "set", "split_name"):
+            if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                kind = split_word(kw.value.value)
+                if kind:
+                    return kind
+        if kw.arg in ("train", "is_train", "training") and isinstance(kw.value, ast.Constant):
+            if kw.value.value is False:
+                return "test"
+            if kw.value.value is True:
+                return "train"
+    name = dotted(node.func) or ""
+    toks = tokens(leaf(name))
+    if toks and any(t in _SOURCE_LEAF_TOKENS for t in toks):
+        kind = name_kind(leaf(name).replace("dataloader", "loader"))
+        if kind:
+            return kind
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    file: str
+    line: int
+
+
+Taint = dict[str, Origin]  # kind -> where it came from
+
+
+@dataclass(slots=True)
+class Event:
+    kind: str  # train-sink | selection | norm-before-split | eval-call
+    file: str
+    line: int
+    end_line: int
+    scope: str
+    kinds: dict[str, Origin]
+    detail: str
+    callee: str = ""
+
+
+@dataclass
+class FlowResult:
+    events: list[Event] = field(default_factory=list)
+    bounded: str = ""  # why the walk stopped early, when it did
+    analysed: int = 0
+
+    def of(self, kind: str) -> list[Event]:
+        return sorted((e for e in self.events if e.kind == kind), key=lambda e: (e.file, e.line, e.detail))
+
+
+class _Analyzer:
+    def __init__(self, ctx, views: dict[str, FileView], max_depth: int):
+        self.ctx = ctx
+        self.views = views
+        self.max_depth = max_depth
+        self.result = FlowResult()
+        self.by_name: dict[str, list[tuple[FileView, str]]] = {}
+        for view in views.values():
+            for qual, fn in view.functions.items():
+                self.by_name.setdefault(fn.name, []).append((view, qual))
+        self.done: set[tuple[str, str, tuple]] = set()
+        self.statements = 0
+        self._seen_events: set[tuple] = set()
+
+    # ----- taint of expressions ---------------------------------------------------------------------------
+    def kinds_of(self, node: ast.AST | None, env: dict[str, Taint], view: FileView) -> Taint:
+        out: Taint = {}
+        if node is None:
+            return out
+        func_positions = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                kind = call_source_kind(sub)
+                if kind:
+                    out.setdefault(kind, Origin(view.path, sub.lineno))
+            elif isinstance(sub, ast.Subscript):
+                key = sub.slice
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    kind = split_word(key.value)
+                    if kind:
+                        out.setdefault(kind, Origin(view.path, sub.lineno))
+            elif isinstance(sub, (ast.Name, ast.Attribute)) and id(sub) not in func_positions:
+                chain = dotted(sub)
+                if not chain or "()" in chain:
+                    continue
+                for k, o in env.get(chain, {}).items():
+                    out.setdefault(k, o)
+                if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id in ("self", "cls"):
+                    pass
+                kind = name_kind(chain)
+                if kind:
+                    out.setdefault(kind, Origin(view.path, sub.lineno))
+        return out
+
+    # ----- statements -------------------------------------------------------------------------------------
+    def run_function(self, view: FileView, qual: str, params: dict[str, Taint], depth: int) -> None:
+        key = (view.path, qual, tuple(sorted((p, tuple(sorted(t))) for p, t in params.items())))
+        if key in self.done:
+            return
+        self.done.add(key)
+        if qual == MODULE_SCOPE:
+            body = [s for s in view.tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        else:
+            fn = view.functions.get(qual)
+            if fn is None:
+                return
+            body = fn.node.body
+        env: dict[str, Taint] = {p: dict(t) for p, t in params.items()}
+        fitted: dict[str, int] = {}
+        self.result.analysed += 1
+        self.block(body, env, fitted, view, qual, depth, top=True)
+
+    def block(self, body, env, fitted, view, qual, depth, top=False) -> None:
+        for stmt in body:
+            self.statements += 1
+            if self.statements > MAX_STATEMENTS:
+                self.result.bounded = f"data-flow walk stopped after {MAX_STATEMENTS} statements"
+                return
+            self.statement(stmt, env, fitted, view, qual, depth, top)
+
+    def statement(self, stmt, env, fitted, view, qual, depth, top) -> None:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            value = stmt.value
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            self.exprs(value, env, view, qual, depth, stmt)
+            self.assign(targets, value, env, fitted, view, top and not isinstance(stmt, ast.AugAssign))
+            return
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self.exprs(stmt.iter, env, view, qual, depth, stmt)
+            kinds = self.kinds_of(stmt.iter, env, view)
+            for name in target_names(stmt.target):
+                if kinds:
+                    env.setdefault(name, {}).update({k: o for k, o in kinds.items() if k not in env.get(name, {})})
+            for _ in range(2):  # loop-carried values reach the next iteration
+                self.block(stmt.body, env, fitted, view, qual, depth)
+            self.block(stmt.orelse, env, fitted, view, qual, depth)
+            return
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                self.exprs(item.context_expr, env, view, qual, depth, stmt)
+                if item.optional_vars is not None:
+                    kinds = self.kinds_of(item.context_expr, env, view)
+                    for name in target_names(item.optional_vars):
+                        if kinds:
+                            env.setdefault(name, {}).update(kinds)
+            self.block(stmt.body, env, fitted, view, qual, depth)
+            return
+        if isinstance(stmt, ast.If):
+            self.exprs(stmt.test, env, view, qual, depth, stmt)
+            self.selection_if(stmt, env, view, qual)
+            self.block(stmt.body, env, fitted, view, qual, depth)
+            self.block(stmt.orelse, env, fitted, view, qual, depth)
+            return
+        if isinstance(stmt, ast.While):
+            self.exprs(stmt.test, env, view, qual, depth, stmt)
+            for _ in range(2):
+                self.block(stmt.body, env, fitted, view, qual, depth)
+            return
+        if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            self.block(stmt.body, env, fitted, view, qual, depth)
+            for handler in stmt.handlers:
+                self.block(handler.body, env, fitted, view, qual, depth)
+            self.block(stmt.orelse, env, fitted, view, qual, depth)
+            self.block(stmt.finalbody, env, fitted, view, qual, depth)
+            return
+        if isinstance(stmt, ast.Match):
+            self.exprs(stmt.subject, env, view, qual, depth, stmt)
+            for case in stmt.cases:
+                self.block(case.body, env, fitted, view, qual, depth)
+            return
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.expr):
+                self.exprs(child, env, view, qual, depth, stmt)
+
+    def assign(self, targets, value, env, fitted, view, strong) -> None:
+        names = [n for t in targets for n in target_names(t)]
+        if isinstance(value, ast.Call) and leaf(dotted(value.func) or "") == "train_test_split":
+            # Outputs alternate (train, test) per input array, whatever the input was.
+            for i, name in enumerate(names):
+                env[name] = {("train" if i % 2 == 0 else "test"): Origin(view.path, value.lineno)}
+            self.check_split_input(value.args[:1], fitted, view, value)
+            return
+        if isinstance(value, ast.Call) and leaf(dotted(value.func) or "") == "random_split":
+            for name in names:
+                kind = name_kind(name)
+                env[name] = {kind: Origin(view.path, value.lineno)} if kind else {}
+            self.check_split_input(value.args[:1], fitted, view, value)
+            return
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+            if any(name_kind(n) in ("train", "test", "val") for n in names):
+                self.check_split_input([value.value], fitted, view, value)
+        kinds = self.kinds_of(value, env, view)
+        for name in names:
+            if strong:
+                env[name] = dict(kinds)
+            elif kinds:
+                env.setdefault(name, {}).update(kinds)
+        self.track_fit(value, names, env, fitted, view)
+
+    # ----- normalisation fitted on all data, then split ------------------------------------------------------
+    def track_fit(self, value, names, env, fitted, view) -> None:
+        for sub in ast.walk(value):
+            if not isinstance(sub, ast.Call):
+                continue
+            callee = leaf(dotted(sub.func) or "")
+            if callee not in STATS_CALLS:
+                continue
+            inputs = list(sub.args[:1])
+            if callee in ("mean", "std", "var", "min", "max", "nanmean", "nanstd", "quantile") and isinstance(
+                sub.func, ast.Attribute
+            ):
+                inputs = [sub.func.value]
+            for inp in inputs:
+                root = dotted(inp)
+                if not root or "()" in root:
+                    continue
+                kinds = self.kinds_of(inp, env, view)
+                if kinds:
+                    continue  # statistics of a split already: fine
+                fitted.setdefault(root, sub.lineno)
+                if callee in ("fit_transform",) or any(n == root for n in names):
+                    for n in names:
+                        fitted.setdefault(n, sub.lineno)
+        for name in names:
+            if name not in fitted and any(n in fitted for n in _roots(value)) and not self.kinds_of(value, env, view):
+                fitted[name] = fitted[next(n for n in sorted(_roots(value)) if n in fitted)]
+
+    def check_split_input(self, inputs, fitted, view, node) -> None:
+        for inp in inputs:
+            root = dotted(inp)
+            if root and root in fitted:
+                self.emit("norm-before-split", view, node, MODULE_SCOPE, {"test": Origin(view.path, node.lineno)},
+                          f"statistics fitted on `{root}` (line {fitted[root]}) before it is split",
+                          callee=str(fitted[root]))
+
+    # ----- calls: sinks, selection, interprocedural -----------------------------------------------------------
+    def exprs(self, node, env, view, qual, depth, stmt) -> None:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                self.call(sub, env, view, qual, depth)
+
+    def call(self, node: ast.Call, env, view, qual, depth) -> None:
+        name = dotted(node.func) or ""
+        callee = leaf(name)
+        arg_nodes = list(node.args) + [kw.value for kw in node.keywords]
+        arg_kinds: Taint = {}
+        for arg in arg_nodes:
+            for k, o in self.kinds_of(arg, env, view).items():
+                arg_kinds.setdefault(k, o)
+        receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+        recv_kinds = self.kinds_of(receiver, env, view) if receiver is not None else {}
+        if callee in FIT_SINKS and arg_kinds:
+            self.emit("train-sink", view, node, qual, arg_kinds, f"`{name}` fits on it", callee)
+        elif callee == "backward":
+            kinds = {**recv_kinds, **arg_kinds}
+            if kinds:
+                self.emit("train-sink", view, node, qual, kinds, f"`{name}` back-propagates it", callee)
+        elif callee.endswith("Trainer") or callee in ("SFTTrainer", "Seq2SeqTrainer"):
+            train_ds = next((kw.value for kw in node.keywords if kw.arg == "train_dataset"), None)
+            if train_ds is not None:
+                kinds = self.kinds_of(train_ds, env, view)
+                if kinds:
+                    self.emit("train-sink", view, node, qual, kinds, f"`{name}(train_dataset=...)` trains on it", callee)
+            eval_ds = next((kw.value for kw in node.keywords if kw.arg == "eval_dataset"), None)
+            if eval_ds is not None and self._selects_best(view):
+                self.emit("selection", view, node, qual, self.kinds_of(eval_ds, env, view),
+                          f"`{name}` keeps the best checkpoint on eval_dataset", callee)
+        elif callee in ("ModelCheckpoint", "EarlyStopping", "EarlyStoppingCallback"):
+            monitor = next((kw.value for kw in node.keywords if kw.arg == "monitor"), None)
+            if isinstance(monitor, ast.Constant) and isinstance(monitor.value, str):
+                kind = name_kind(monitor.value.replace("/", "_"))
+                self.emit("selection", view, node, qual, {kind: Origin(view.path, node.lineno)} if kind else {},
+                          f"`{callee}` monitors {monitor.value!r}", callee)
+        elif callee in ("GridSearchCV", "RandomizedSearchCV", "cross_val_score", "cross_validate", "HalvingGridSearchCV"):
+            self.emit("selection", view, node, qual, {"val": Origin(view.path, node.lineno)},
+                      f"`{callee}` selects by cross-validation", callee)
+        elif _is_stopper(name, callee) and node.args:
+            self.emit("selection", view, node, qual, arg_kinds, f"`{name}` decides on it", callee)
+        elif callee == "step" and node.args and any(t in ("sched", "scheduler", "plateau", "lr") for t in tokens(name)):
+            self.emit("selection", view, node, qual, arg_kinds, f"`{name}` adapts training to it", callee)
+        elif arg_kinds and (callee.startswith("train") or callee.startswith("fit")) and callee not in self.by_name:
+            if callee not in ("train_test_split", "train"):
+                self.emit("train-sink", view, node, qual, arg_kinds, f"`{name}` trains on it", callee)
+        targets = self.by_name.get(callee, [])
+        if targets and (arg_kinds or recv_kinds):
+            if any(k in arg_kinds for k in ("val", "test")):
+                self.emit("eval-call", view, node, qual, arg_kinds, f"`{name}` is run on held-out data", callee)
+            if depth < self.max_depth:
+                for target_view, target_qual in targets[:8]:
+                    fn = target_view.functions[target_qual]
+                    params = self._bind(fn.params, node, env, view)
+                    if params:
+                        self.run_function(target_view, target_qual, params, depth + 1)
+            elif not self.result.bounded:
+                self.result.bounded = f"call depth bound {self.max_depth} reached at {view.path}:{node.lineno}"
+
+    def _bind(self, params, node: ast.Call, env, view) -> dict[str, Taint]:
+        names = [p for p in params if p not in ("self", "cls")]
+        out: dict[str, Taint] = {}
+        for i, arg in enumerate(node.args):
+            if i < len(names) and not isinstance(arg, ast.Starred):
+                kinds = self.kinds_of(arg, env, view)
+                if kinds:
+                    out[names[i]] = kinds
+        for kw in node.keywords:
+            if kw.arg and kw.arg in params:
+                kinds = self.kinds_of(kw.value, env, view)
+                if kinds:
+                    out[kw.arg] = kinds
+        return out
+
+    def _selects_best(self, view: FileView) -> bool:
+        text = text_of(self.ctx, view.path)
+        return "load_best_model_at_end" in text or "metric_for_best_model" in text
+
+    def selection_if(self, stmt: ast.If, env, view, qual) -> None:
+        test = stmt.test
+        if not any(isinstance(n, ast.Compare) for n in ast.walk(test)):
+            return
+        action = _selection_action(stmt.body)
+        test_names = {dotted(n) or "" for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))}
+        mentions_best = any("best" in tokens(n) or "patience" in tokens(n) for n in test_names)
+        if not action or not (mentions_best or action in ("save", "best")):
+            return
+        kinds = self.kinds_of(test, env, view)
+        self.emit("selection", view, stmt, qual, kinds, f"`if {ast.unparse(test)[:60]}` {action}s", action)
+
+    def emit(self, kind, view, node, qual, kinds, detail, callee="") -> None:
+        line = node.lineno
+        end = line if isinstance(node, ast.If) else (getattr(node, "end_lineno", None) or line)
+        key = (kind, view.path, line, tuple(sorted(kinds)))
+        if key in self._seen_events:
+            return
+        self._seen_events.add(key)
+        self.result.events.append(Event(kind, view.path, line, end, qual, dict(sorted(kinds.items())), detail, callee))
+
+
+def _roots(node: ast.AST) -> set[str]:
+    return {d for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)) and (d := dotted(n)) and "()" not in d}
+
+
+def _is_stopper(name: str, callee: str) -> bool:
+    toks = set(tokens(name))
+    return bool(toks & {"early", "stopper", "stopping"}) and callee not in ("EarlyStopping",)
+
+
+def _selection_action(body: list[ast.stmt]) -> str | None:
+    for stmt in body:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Call) and leaf(dotted(sub.func) or "") in SAVE_CALLS:
+                return "save"
+            if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                if any("best" in tokens(n) for t in targets for n in target_names(t)):
+                    return "best"
+            if isinstance(sub, ast.Break):
+                return "stop"
+    return None
+
+
+def flow(ctx, scope: str | None = None) -> FlowResult:
+    """Run the split flow once per run (per glob scope) from every function and module body."""
+
+    def make() -> FlowResult:
+        paths = [p for p in python_paths(ctx, scope) if any(w in text_of(ctx, p) for w in FLOW_WORDS)]
+        views = {p: v for p in paths if (v := file_view(ctx, p)) is not None}
+        depth = getattr(getattr(ctx, "options", None), "max_call_depth", 6)
+        analyzer = _Analyzer(ctx, views, depth)
+        for path in sorted(views):
+            view = views[path]
+            analyzer.run_function(view, MODULE_SCOPE, {}, 0)
+            for qual in sorted(view.functions):
+                analyzer.run_function(view, qual, {}, 0)
+                if analyzer.result.bounded.startswith("data-flow walk stopped"):
+                    return analyzer.result
+        return analyzer.result
+
+    return ctx.memo(f"protocol.flow:{scope or ''}", make)

@@ -1,0 +1,331 @@
+"""Rules ``seeded`` (RNGs are seeded on the path the experiment runs) and ``seeds`` (how many seeds/runs)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from verifier.analysis.protocol.common import (
+    CallView,
+    FileView,
+    dotted,
+    evidence,
+    names_in,
+    scope_admits,
+    sorted_evidence,
+    text_of,
+    tokens,
+    views_mentioning,
+)
+from verifier.analysis.protocol.reach import reach
+from verifier.analysis.protocol.values import Resolver, config_settings, option_settings, setting
+from verifier.index.facts import Language
+from verifier.results import CheckResult, Status
+
+KIND = "protocol"
+SEED_WORDS = ("seed", "PRNGKey", "default_rng", "RandomState", "prng")
+
+
+@dataclass(frozen=True)
+class SeedCall:
+    call: CallView
+    uses_flag: bool | None  # True: the argument comes from a setting; False: a literal; None: no argument
+
+
+def _is_seeding(call: CallView, lex: dict) -> bool:
+    qual, name = call.qual, call.name
+    for api in lex.get("seeding_calls", []):
+        if qual == api or qual.endswith("." + api) or name == api:
+            return True
+    if call.leaf in lex.get("seeding_leaves", []):
+        return True
+    if call.leaf == "seed":
+        recv = set(tokens(call.receiver()))
+        return bool(recv & {"random", "env", "space", "action", "observation", "rng", "np", "envs"})
+    if call.leaf == "reset" and call.kwarg("seed") is not None:
+        return True
+    return False
+
+
+def _arg(call: CallView) -> ast.expr | None:
+    if call.leaf == "reset":
+        return call.kwarg("seed")
+    if call.node.args:
+        return call.node.args[0]
+    for kw in call.node.keywords:
+        if kw.arg in ("seed", "key"):
+            return kw.value
+    return None
+
+
+def _from_setting(node: ast.expr | None, view: FileView, scope: str, all_views: list[FileView], depth: int = 0) -> bool | None:
+    """Does a seed argument come from a run setting (flag/config), rather than a literal baked into code?"""
+    if node is None:
+        return None
+    if depth > 4:
+        return True
+    if isinstance(node, ast.Constant):
+        return False
+    fn = view.functions.get(scope)
+    chains = {dotted(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))}
+    chains.discard(None)
+    if not chains:
+        return False
+    for chain in sorted(chains):
+        head = chain.split(".")[0]
+        if "." in chain and head not in view.imports:
+            return True  # args.seed, cfg.seed, self.seed, config.train.seed
+        if fn is not None and chain in fn.params:
+            callers = _argument_at_callers(fn.name, fn.params, chain, all_views)
+            if not callers:
+                return True
+            return any(_from_setting(arg, v, s, all_views, depth + 1) for arg, v, s in callers)
+        if fn is not None:
+            for stmt in ast.walk(fn.node):
+                if isinstance(stmt, ast.Assign) and any(dotted(t) == chain for t in stmt.targets):
+                    return _from_setting(stmt.value, view, scope, all_views, depth + 1)
+                if isinstance(stmt, (ast.For,)) and chain in names_in(stmt.target):
+                    return True  # a loop over seeds
+        for stmt in view.tree.body:
+            if isinstance(stmt, ast.Assign) and any(dotted(t) == chain for t in stmt.targets):
+                return _from_setting(stmt.value, view, "<module>", all_views, depth + 1)
+    return False
+
+
+def _argument_at_callers(fname: str, params: tuple[str, ...], param: str, views: list[FileView]):
+    positional = [p for p in params if p not in ("self", "cls")]
+    idx = positional.index(param) if param in positional else None
+    out = []
+    for view in views:
+        for call in view.calls:
+            if call.leaf != fname:
+                continue
+            node = call.kwarg(param)
+            if node is None and idx is not None and idx < len(call.node.args):
+                node = call.node.args[idx]
+            if node is not None:
+                out.append((node, view, call.scope))
+    return out
+
+
+def _seed_flags(ctx, lex: dict) -> list:
+    names = set(lex.get("seed_settings", ["seed"]))
+    found = [s for s in option_settings(ctx) if s.name in names and s.source == "argparse"]
+    found += [s for s in config_settings(ctx) if s.name in names and not isinstance(s.value, (list, dict))]
+    return sorted(found, key=lambda s: (s.file, s.line))
+
+
+def seed_calls(ctx, scope: str | None, lex: dict) -> tuple[list[SeedCall], list[FileView]]:
+    views = views_mentioning(ctx, SEED_WORDS, scope)
+    out = []
+    for view in views:
+        for call in view.calls:
+            if _is_seeding(call, lex) and scope_admits(scope, call.scope):
+                out.append(SeedCall(call, _from_setting(_arg(call), view, call.scope, views)))
+    out.sort(key=lambda s: (s.call.file, s.call.line))
+    return out, views
+
+
+def evaluate_seeded(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
+    lex = rule.get("lexicon", {})
+    calls, _views = seed_calls(ctx, scope, lex)
+    flags = _seed_flags(ctx, lex)
+    flag_ev = [evidence(ctx, s.file, s.line, "setting") for s in flags]
+    if not calls:
+        return CheckResult.failed(KIND, Status.missing, "no RNG seeding call (random/numpy/torch/jax/tf) found",
+                                  [evidence(ctx, s.file, s.line, "missing-near") for s in flags])
+    graph = reach(ctx)
+    reached = [s for s in calls if graph.reaches(s.call.file, s.call.scope)]
+    call_ev = [evidence(ctx, s.call.file, s.call.node, "rule") for s in (reached or calls)]
+    if not reached:
+        where = ", ".join(f"{s.call.file}:{s.call.line}" for s in calls[:3])
+        return CheckResult.partial(KIND, 0.75, f"RNGs are seeded ({where}) but no entry point reaches the seeding",
+                                   sorted_evidence(call_ev), taxonomy="unwired")
+    if flags and params.get("flag", True) and not any(s.uses_flag for s in reached):
+        flag = flags[0]
+        return CheckResult.partial(
+            KIND, 0.5,
+            f"the seed setting `{flag.name}` ({flag.file}:{flag.line}) never reaches a seeding call; "
+            f"seeds are fixed literals",
+            sorted_evidence(call_ev + flag_ev),
+        )
+    apis = sorted({s.call.name for s in reached})
+    return CheckResult.passed(KIND, f"RNGs seeded via {', '.join(apis)} on the entry path", sorted_evidence(call_ev + flag_ev))
+
+
+# ----- seeds: how many seeds / runs ----------------------------------------------------------------------
+_SHELL_FOR = re.compile(r"^\s*for\s+(\w+)\s+in\s+(.+?)\s*(?:;\s*do\b.*)?$")
+_SEQ = re.compile(r"\$\(\s*seq\s+([-\d\s]+)\)|`\s*seq\s+([-\d\s]+)`")
+_BRACE = re.compile(r"\{(-?\d+)\.\.(-?\d+)\}")
+_ARRAY = re.compile(r"^\s*(\w+)=\(([^)]*)\)")
+_HYDRA = re.compile(r"\b(\w*seed\w*)=((?:[-\w.]+,)+[-\w.]+)")
+_RUN_TOKENS = {"seed", "seeds", "run", "runs", "trial", "trials", "rep", "reps", "repeat", "repeats", "repetition",
+               "replicate", "s"}
+
+
+@dataclass(frozen=True)
+class SeedCount:
+    count: int
+    file: str
+    line: int
+    end_line: int
+    how: str
+
+
+def _count_shell_items(text: str, arrays: dict[str, int]) -> int | None:
+    seq = _SEQ.search(text)
+    if seq:
+        nums = [int(x) for x in (seq.group(1) or seq.group(2)).split()]
+        if len(nums) == 1:
+            return max(nums[0], 0)
+        if len(nums) == 2:
+            return max(nums[1] - nums[0] + 1, 0)
+        if len(nums) == 3 and nums[1]:
+            return max(len(range(nums[0], nums[2] + (1 if nums[1] > 0 else -1), nums[1])), 0)
+        return None
+    brace = _BRACE.search(text)
+    if brace:
+        return abs(int(brace.group(2)) - int(brace.group(1))) + 1
+    array = re.search(r"\$\{(\w+)\[@\]\}", text)
+    if array:
+        return arrays.get(array.group(1))
+    words = [w for w in text.replace('"', " ").split() if w]
+    if words and not any(w.startswith("$") for w in words):
+        return len(words)
+    return None
+
+
+def shell_counts(ctx) -> list[SeedCount]:
+    out = []
+    for path, facts in sorted(ctx.index.files.items()):
+        if facts.language != Language.shell:
+            continue
+        lines = text_of(ctx, path).splitlines()
+        arrays = {}
+        for line in lines:
+            m = _ARRAY.match(line)
+            if m:
+                arrays[m.group(1)] = len(m.group(2).split())
+        for i, line in enumerate(lines, 1):
+            for hydra in _HYDRA.finditer(line):
+                out.append(SeedCount(len(hydra.group(2).split(",")), path, i, i, f"Hydra multirun {hydra.group(0)}"))
+            m = _SHELL_FOR.match(line)
+            if not m:
+                continue
+            var, items = m.group(1), m.group(2)
+            body = "\n".join(lines[i : i + 30])
+            body = body.split("done", 1)[0]
+            uses = re.search(rf"seed\w*[ =]+\"?\$\{{?{var}\b", body, re.I)
+            if not uses and not (set(tokens(var)) & _RUN_TOKENS):
+                continue
+            count = _count_shell_items(items, arrays)
+            if count is not None:
+                out.append(SeedCount(count, path, i, i, f"shell loop `for {var} in {items.strip()}`"))
+    return out
+
+
+def python_counts(ctx, scope: str | None) -> list[SeedCount]:
+    out = []
+    for view in views_mentioning(ctx, ("seed", "run", "trial", "repeat"), scope):
+        bodies: list[tuple[str, list[ast.stmt]]] = [("<module>", view.tree.body)]
+        bodies += [(q, f.node.body) for q, f in view.functions.items()]
+        for qual, body in bodies:
+            if not scope_admits(scope, qual):
+                continue
+            for stmt in _own_statements(body):
+                if not isinstance(stmt, (ast.For, ast.AsyncFor)):
+                    continue
+                var_names = [dotted(n) or "" for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
+                iter_text = dotted(stmt.iter) or ""
+                if not any(set(tokens(v)) & _RUN_TOKENS - {"s"} for v in var_names) and not (
+                    set(tokens(iter_text)) & {"seed", "seeds"}
+                ):
+                    continue
+                resolver = Resolver(ctx, view, body)
+                value = resolver.value(stmt.iter)
+                if isinstance(stmt.iter, ast.Call) and dotted(stmt.iter.func) == "enumerate" and stmt.iter.args:
+                    value = resolver.value(stmt.iter.args[0])
+                if isinstance(value, list):
+                    how = f"loop `for {', '.join(var_names)} in {ast.unparse(stmt.iter)[:60]}`"
+                    if resolver.trail:
+                        how += f" ({resolver.trail[-1].name} from {resolver.trail[-1].file}:{resolver.trail[-1].line})"
+                    out.append(SeedCount(len(value), view.path, stmt.lineno, stmt.lineno, how))
+    return out
+
+
+def _own_statements(body: list[ast.stmt]):
+    """Statements of a body, nested blocks included, but not nested function/class bodies."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            stack.extend(reversed(getattr(stmt, name, []) or []))
+
+
+def setting_counts(ctx, lex: dict) -> list[SeedCount]:
+    out = []
+    list_keys = set(lex.get("seed_lists", ["seeds"]))
+    count_keys = set(lex.get("seed_counts", ["num_seeds", "n_seeds", "num_runs", "n_runs"]))
+    for s in config_settings(ctx) + option_settings(ctx):
+        if s.name in list_keys and isinstance(s.value, list):
+            out.append(SeedCount(len(s.value), s.file, s.line, s.line, f"setting `{s.path}` lists {len(s.value)} seeds"))
+        elif s.name in count_keys:
+            eff = setting(ctx, s.name)
+            if eff is not None and isinstance(eff.value, int) and not isinstance(eff.value, bool):
+                out.append(SeedCount(eff.value, eff.file, eff.line, eff.line, f"setting `{s.path}` = {eff.value}"))
+    return out
+
+
+def launch_counts(ctx) -> list[SeedCount]:
+    """Several launch lines of one script that differ only in --seed."""
+    per_target: dict[str, dict[str, tuple[str, int]]] = {}
+    for s in option_settings(ctx):
+        if s.source == "launch" and s.name in ("seed", "random_seed"):
+            per_target.setdefault(s.file, {})[str(s.value)] = (s.file, s.line)
+    out = []
+    for file, values in sorted(per_target.items()):
+        if len(values) > 1 and not any(v.startswith("$") for v in values):
+            lines = sorted(line for _, line in values.values())
+            out.append(SeedCount(len(values), file, lines[0], lines[-1], f"{len(values)} launches with distinct --seed"))
+    return out
+
+
+def evaluate_seeds(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
+    from verifier.analysis.protocol import load_rule
+
+    lex = {**((load_rule("seeded") or {}).get("lexicon") or {}), **(rule.get("lexicon") or {})}
+    expect = int(params["expect"])
+    counts = shell_counts(ctx) + python_counts(ctx, scope) + launch_counts(ctx)
+    if not counts:
+        counts = setting_counts(ctx, lex)
+    if counts:
+        best = max(counts, key=lambda c: (c.count == expect, c.count, -ord(c.file[0]) if c.file else 0))
+        ev = [evidence(ctx, best.file, best.line, "rule", end=best.end_line)]
+        if best.count == expect:
+            return CheckResult.passed(KIND, f"{best.count} seeds/runs: {best.how}", ev, count=best.count)
+        if best.count > expect:
+            return CheckResult.partial(KIND, 0.75, f"{best.count} seeds/runs instead of {expect}: {best.how}", ev,
+                                       count=best.count)
+        return CheckResult.partial(KIND, 0.5, f"{best.count} seeds/runs instead of {expect}: {best.how}", ev,
+                                   count=best.count)
+    calls, _ = seed_calls(ctx, scope, lex)
+    flags = _seed_flags(ctx, lex)
+    if calls or flags:
+        ev = [evidence(ctx, s.call.file, s.call.node, "rule") for s in calls[:3]]
+        ev += [evidence(ctx, f.file, f.line, "setting") for f in flags[:2]]
+        if expect == 1:
+            return CheckResult.passed(KIND, "a single seeded run", sorted_evidence(ev), count=1)
+        return CheckResult.partial(KIND, 0.5, f"one seed per run and nothing runs {expect} seeds", sorted_evidence(ev),
+                                   count=1)
+    return CheckResult.failed(KIND, Status.missing, f"no seeds and no loop over {expect} runs found", [])
+
+
+def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
+    if rule.get("id") == "seeds":
+        return evaluate_seeds(params, ctx, scope, rule)
+    return evaluate_seeded(params, ctx, scope, rule)
+

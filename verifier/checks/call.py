@@ -1,0 +1,266 @@
+"""`call`: the repo calls an API (import-resolved) with the claimed arguments, from code that runs.
+
+A site counts when it is in code (not a test or doc) reachable from an entry point; several sites pass when
+one matches. A mismatch cites the closest site and the argument that differs. A call of an equivalent
+substitute (Adam for AdamW, per rules/substitutes.yaml) scores 0.75.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.analysis.calibration import compare, default_substitutes, fmt, normalise_text
+from verifier.analysis.callsite import bind_arguments, evidence_at, fold_at, library_api, sorted_unique
+from verifier.analysis.entry import CallGraph, call_graph, describe_path
+from verifier.analysis.imports import ModuleMap, module_map
+from verifier.checks.base import Context, checker
+from verifier.index.facts import CallSite, FileRole
+from verifier.index.repo import looks_like_glob
+from verifier.results import CheckResult, Status
+from verifier.spec.model import CallCheck
+
+KIND = "call"
+EXCLUDED_ROLES = (FileRole.test, FileRole.doc)
+
+
+@dataclass
+class SiteOutcome:
+    site: CallSite
+    resolved: str
+    status: Status
+    score: float
+    reasons: list[str] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+    reachable: bool = True
+    substitute: bool = False
+
+    @property
+    def matches(self) -> bool:
+        return self.status is Status.pass_ and not self.unresolved
+
+    def rank(self) -> tuple:
+        return (self.reachable, not self.unresolved, self.score, -_loc(self.site)[1])
+
+
+@checker(KIND)
+def check_call(check: CallCheck, ctx: Context) -> CheckResult:
+    try:
+        return _check(check, ctx)
+    except (OSError, ValueError, RecursionError) as exc:
+        return CheckResult.errored(KIND, f"call check on {check.target} could not run: {exc}")
+
+
+def _check(check: CallCheck, ctx: Context) -> CheckResult:
+    modules = module_map(ctx)
+    target = check.target.strip()
+    sites, elsewhere = find_sites(ctx, modules, target, check.scope)
+    substitute = False
+    if not sites:
+        sites, _ = find_substitute_sites(ctx, modules, target, check.scope)
+        substitute = bool(sites)
+    if not sites:
+        if elsewhere:
+            ev = [evidence_at(ctx.index, s.span, "test") for s, _ in elsewhere[:3]]
+            where = elsewhere[0][0].span
+            return CheckResult.failed(
+                KIND, Status.missing, f"{target} is called only in tests or docs ({where.file}:{where.line}).", ev
+            )
+        return CheckResult.failed(KIND, Status.missing, f"no call to {target} in the repo's code.")
+
+    graph = call_graph(ctx)
+    outcomes = [evaluate_site(ctx, graph, modules, site, resolved, check.args, substitute) for site, resolved in sites]
+    matching = [o for o in outcomes if o.matches and o.reachable]
+    if check.count is not None:
+        counted = _count_result(check, ctx, target, matching, outcomes)
+        if counted is not None:
+            return counted
+    if matching:
+        best = matching[0]
+        ev = [evidence_at(ctx.index, best.site.span, "call")]
+        where = f"{best.site.span.file}:{best.site.span.line}"
+        if substitute:
+            return CheckResult.partial(
+                KIND, best.score, f"{best.resolved} is called at {where}, an equivalent substitute for {target}.", ev
+            )
+        args = f" with {_describe_args(check.args)}" if check.args else ""
+        return CheckResult.passed(KIND, f"{target} is called{args} at {where}.", ev, sites=len(outcomes))
+    best = max(outcomes, key=lambda o: o.rank())
+    ev = [evidence_at(ctx.index, best.site.span, "call", note="; ".join(best.reasons + best.unresolved))]
+    where = f"{best.site.span.file}:{best.site.span.line}"
+    if best.matches and not best.reachable:
+        return CheckResult.partial(
+            KIND, 0.75, f"{target} is called at {where} but that code is never run from an entry point.", ev
+        )
+    if best.unresolved and best.score >= 1.0:
+        return CheckResult.unverified(
+            KIND, f"{target} is called at {where} but {best.unresolved[0]} could not be resolved to a value.", ev
+        )
+    reason = best.reasons[0] if best.reasons else (best.unresolved[0] if best.unresolved else "arguments differ")
+    if not best.reachable:
+        reason += "; and that code is never run from an entry point"
+    if best.status is Status.mismatch or best.score <= 0:
+        return CheckResult.failed(KIND, Status.mismatch, f"{target} at {where}: {reason}.", ev)
+    score = min(best.score, 0.75) if not best.reachable else best.score
+    return CheckResult.partial(KIND, score, f"{target} at {where}: {reason}.", ev)
+
+
+# ----- finding call sites -----------------------------------------------------------------------------
+def find_sites(ctx: Context, modules: ModuleMap, target: str, scope: str | None):
+    """(code sites, test/doc sites) calling ``target``, each with its import-resolved qualified name."""
+    leaf = target.rsplit(".", 1)[-1]
+    code, elsewhere = [], []
+    for site in ctx.index.calls_to(leaf):
+        resolved = resolve_callee(modules, site)
+        if not target_matches(target, site, resolved, modules):
+            continue
+        if not in_scope(ctx, site, scope):
+            continue
+        role = ctx.index.files[site.span.file].role
+        (elsewhere if role in EXCLUDED_ROLES else code).append((site, resolved))
+    return sorted(code, key=lambda p: _loc(p[0])), sorted(elsewhere, key=lambda p: _loc(p[0]))
+
+
+def find_substitute_sites(ctx: Context, modules: ModuleMap, target: str, scope: str | None):
+    """Calls of an equivalent substitute of ``target`` in the same namespace (``torch.optim.Adam``)."""
+    subs = default_substitutes()
+    head, _, leaf = target.rpartition(".")
+    wanted = normalise_text(leaf)
+    code = []
+    for site in ctx.index.all_calls():
+        site_leaf = site.callee.rsplit(".", 1)[-1]
+        if subs.relation(wanted, normalise_text(site_leaf)) != "substitute":
+            continue
+        resolved = resolve_callee(modules, site)
+        same_namespace = f"{resolved.rpartition('.')[0]}.{leaf}".lstrip(".")
+        if head and not target_matches(target, site, same_namespace, modules):
+            continue
+        role = ctx.index.files[site.span.file].role
+        if role not in EXCLUDED_ROLES and in_scope(ctx, site, scope):
+            code.append((site, resolved))
+    return sorted(code, key=lambda p: _loc(p[0])), []
+
+
+def resolve_callee(modules: ModuleMap, site: CallSite) -> str:
+    resolved = modules.qualify(site.span.file, site.callee)
+    if resolved == site.callee and site.qualname != site.callee:
+        return site.qualname
+    return resolved
+
+
+def target_matches(target: str, site: CallSite, resolved: str, modules: ModuleMap) -> bool:
+    for name in {resolved, site.qualname, site.callee}:
+        if name == target or name.endswith("." + target):
+            return True
+    # Written without a resolvable import (`optim.AdamW` with a star import): match as a suffix of the target.
+    head = site.callee.split(".", 1)[0]
+    unresolved = resolved == site.callee and modules.import_named(site.span.file, head) is None
+    return unresolved and head not in ("self", "cls") and target.endswith("." + site.callee)
+
+
+def in_scope(ctx: Context, site: CallSite, scope: str | None) -> bool:
+    if not scope:
+        return True
+    if looks_like_glob(scope):
+        return ctx.index.in_scope(site.span.file, scope)
+    return site.scope == scope or site.scope.startswith(scope + ".") or site.scope.endswith("." + scope)
+
+
+# ----- judging one site -------------------------------------------------------------------------------
+def evaluate_site(
+    ctx: Context,
+    graph: CallGraph,
+    modules: ModuleMap,
+    site: CallSite,
+    resolved: str,
+    expected: dict[str, Any],
+    substitute: bool = False,
+) -> SiteOutcome:
+    params, defaults, is_library = signature(ctx, modules, site, resolved)
+    bound = bind_arguments(site, params)
+    outcome = SiteOutcome(site, resolved, Status.pass_, 0.75 if substitute else 1.0, substitute=substitute)
+    outcome.reachable = not graph.entries or graph.scope_reachable(site.span.file, site.scope) is not None
+    for name in sorted(expected, key=str):
+        want = expected[name]
+        key = str(name)
+        if key in bound:
+            ok, actual = fold_at(ctx.index, site.span, site.scope, bound[key])
+            if not ok:
+                outcome.unresolved.append(f"{key}={bound[key]}")
+                continue
+            status, score, reason = compare(want, _squeeze(want, actual))
+            reason = f"{key}={fmt(actual)} ({reason})" if status is not Status.pass_ else reason
+        elif key in defaults:
+            status, score, reason = compare(want, defaults[key], library_default=is_library)
+            reason = f"{key} not passed, default {fmt(defaults[key])} ({reason})"
+        elif site.args and not params and not any(k == "**" for k, _ in site.kwargs):
+            outcome.unresolved.append(f"{key} (positional order of {resolved} unknown)")
+            continue
+        elif any(k == "**" for k, _ in site.kwargs) or any(a.startswith("*") for a in site.args):
+            outcome.unresolved.append(f"{key} (passed through **kwargs)")
+            continue
+        else:
+            status, score, reason = Status.mismatch, 0.0, f"{key} is not passed"
+        if score < outcome.score:
+            outcome.score = score
+            outcome.status = status
+        if status is not Status.pass_:
+            outcome.reasons.append(reason)
+    if outcome.score < 1.0 and outcome.status is Status.pass_:
+        outcome.status = Status.partial
+    return outcome
+
+
+def signature(ctx: Context, modules: ModuleMap, site: CallSite, resolved: str):
+    """(positional parameter order, defaults, defaults-are-a-library's) for the called API."""
+    api = library_api(resolved) or library_api(site.qualname)
+    if api is not None:
+        return list(api.get("params") or ()), dict(api.get("defaults") or {}), True
+    target = modules.resolve_in_file(site.span.file, site.callee) or modules.resolve_qualified(resolved)
+    if target is None:
+        return [], {}, False
+    if target.kind == "class":
+        init = modules.local_definition(target.span.file, f"{target.qualname}.__init__")
+        if init is None:
+            return [], {}, False
+        target = init
+    params = [p for p in target.params if p not in ("self", "cls") and not p.startswith("*")]
+    defaults = {}
+    facts = ctx.index.files.get(target.span.file)
+    for b in facts.bindings if facts else ():
+        if b.kind.value == "default" and b.owner == target.qualname and b.constant:
+            defaults[b.name] = b.value
+    return params, defaults, False
+
+
+def _count_result(check: CallCheck, ctx: Context, target: str, matching, outcomes) -> CheckResult | None:
+    low, high = check.count.min, check.count.max
+    n = len(matching)
+    if (low is None or n >= low) and (high is None or n <= high):
+        return None
+    bounds = f"at least {low}" if high is None else (f"at most {high}" if low is None else f"{low} to {high}")
+    shown = matching or sorted(outcomes, key=lambda o: _loc(o.site))
+    ev = [evidence_at(ctx.index, o.site.span, "call") for o in shown[:5]]
+    message = f"{target} is called {n} time(s) with the claimed arguments from running code; the claim says {bounds}."
+    if n == 0:
+        return CheckResult.failed(KIND, Status.missing, message, sorted_unique(ev))
+    return CheckResult.failed(KIND, Status.mismatch, message, sorted_unique(ev))
+
+
+def _squeeze(expected: Any, actual: Any) -> Any:
+    """kernel_size=(3, 3) is the claimed 3."""
+    if not isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)) and actual:
+        if all(a == actual[0] for a in actual):
+            return actual[0]
+    return actual
+
+
+def _describe_args(args: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={fmt(v)}" for k, v in sorted(args.items(), key=lambda kv: str(kv[0])))
+
+
+def _loc(site: CallSite) -> tuple[str, int]:
+    return (site.span.file, site.span.line)
+
+
+__all__ = ["check_call", "find_sites", "evaluate_site", "resolve_callee", "describe_path"]

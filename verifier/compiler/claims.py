@@ -1,0 +1,419 @@
+"""Free-text claims -> typed checks: what the claim compiler does with a SAU that has no ``check``.
+
+A claim is cut into fragments (top-level ``,``/``;``/sentences, never inside brackets); each fragment becomes
+typed checks (value, call, formula, protocol) or is reported: *context* (a label, hardware, timing, a
+rationale: nothing a repo implements) or *leftover* (a fact the compiler could not type, with the reason,
+for the judge). Claim-level structure (step sequences, split ratios, baseline lists) is read first and the
+fragments it covers count as typed. Deterministic: the same text always compiles to the same checks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import TypeAdapter, ValidationError
+
+from verifier.compiler import formulas, numbers, orders, terms
+from verifier.spec.model import SAU, CallCheck, Check, Dimension, FormulaCheck, OrderCheck, ProtocolCheck, ValueCheck
+
+Coverage = Literal["full", "partial", "none"]
+_CHECK_ADAPTER: TypeAdapter = TypeAdapter(Check)
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """One piece of the claim and what it became: ``typed`` (with the check indexes), ``context`` or ``leftover``."""
+
+    text: str
+    outcome: Literal["typed", "context", "leftover"]
+    reason: str = ""
+    checks: tuple[int, ...] = ()
+
+
+@dataclass
+class CompiledClaim:
+    sau_id: str
+    checks: list[Any] = field(default_factory=list)
+    leftover: list[str] = field(default_factory=list)  # "<fragment>: <reason>"
+    coverage: Coverage = "none"
+    fragments: list[Fragment] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.sau_id,
+            "coverage": self.coverage,
+            "checks": [c.model_dump(by_alias=True, exclude_none=True, exclude_defaults=False) for c in self.checks],
+            "leftover": list(self.leftover),
+            "fragments": [
+                {"text": f.text, "outcome": f.outcome, "reason": f.reason, "checks": list(f.checks)}
+                for f in self.fragments
+            ],
+        }
+
+
+# ----- cutting the text ------------------------------------------------------------------------------------
+_OPEN, _CLOSE = "([{", ")]}"
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bet al)(?<!\bEq)(?<!\bSec)\.\s+(?=[A-Z(])")
+
+
+def split_fragments(text: str) -> list[tuple[int, int]]:
+    """Spans of top-level fragments: cut at , ; newlines and sentence ends outside brackets."""
+    spans: list[tuple[int, int]] = []
+    depth, start = 0, 0
+    sentence_cuts = {m.start() for m in _SENTENCE_END.finditer(text)}
+    for i, ch in enumerate(text):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth = max(depth - 1, 0)
+        cut = depth == 0 and (ch in ";\n" or (ch == "," and not _thousands(text, i)) or i in sentence_cuts)
+        if cut:
+            spans.append((start, i))
+            start = i + 1
+    spans.append((start, len(text)))
+    out = []
+    for a, b in spans:
+        while a < b and text[a] in " \t\r\n-•*":
+            a += 1
+        while b > a and text[b - 1] in " \t\r\n.":
+            b -= 1
+        if b > a:
+            out.append((a, b))
+    return out
+
+
+def _thousands(text: str, i: int) -> bool:
+    return 0 < i < len(text) - 3 and text[i - 1].isdigit() and text[i + 1 : i + 4].isdigit() and not text[i + 4 : i + 5].isdigit()
+
+
+# ----- claim-level structure ------------------------------------------------------------------------------
+_SPLIT_RATIO_RE = re.compile(
+    r"(?P<nums>\d+(?:\.\d+)?%?(?:\s*[/:]\s*\d+(?:\.\d+)?%?){1,2})\s*(?:\(?\s*(?P<names>(?:train\w*|val\w*|test\w*|dev)(?:\s*/\s*(?:train\w*|val\w*|test\w*|dev)){1,2})\s*\)?)?\s*split",
+    re.IGNORECASE,
+)
+_NAMED_SPLIT_RE = re.compile(r"(?P<names>(?:train\w*|val\w*|test\w*)(?:\s*/\s*(?:train\w*|val\w*|test\w*)){1,2})\s+split\s+(?P<nums>\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?){1,2})", re.IGNORECASE)
+_PCT_SPLIT_RE = re.compile(r"(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:for\s+)?(?P<part>train(?:ing)?|validation|val|test(?:ing)?)\b", re.IGNORECASE)
+
+
+def _split_part(word: str) -> str:
+    w = word.lower()
+    return "train" if w.startswith("train") else "val" if w.startswith(("val", "dev")) else "test"
+
+
+def find_split_ratio(text: str) -> tuple[dict[str, float], tuple[int, int]] | None:
+    match = _SPLIT_RATIO_RE.search(text) or _NAMED_SPLIT_RE.search(text)
+    if match:
+        raw = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", match.group("nums"))]
+        total = sum(raw)
+        names_text = match.group("names")
+        if names_text:
+            parts = [_split_part(n) for n in re.split(r"\s*/\s*", names_text)]
+        else:
+            parts = ["train", "test"] if len(raw) == 2 else ["train", "val", "test"]
+        if total > 0 and len(parts) == len(raw) and len(set(parts)) == len(parts):
+            return {p: round(v / total, 6) for p, v in zip(parts, raw)}, match.span()
+    hits = list(_PCT_SPLIT_RE.finditer(text))
+    parts = {_split_part(h.group("part")): float(h.group("pct")) / 100 for h in hits}
+    if len(parts) >= 2 and abs(sum(parts.values()) - 1.0) < 1e-6:
+        return {k: round(v, 6) for k, v in parts.items()}, (hits[0].start(), hits[-1].end())
+    return None
+
+
+_BASELINE_LIST_RE = re.compile(
+    r"(?:baselines?|against|compared? (?:with|to)|versus|vs\.?)\s*(?:\((?P<paren>[^()]{3,300})\)|:\s*(?P<colon>[^.;]{3,300}))",
+    re.IGNORECASE,
+)
+_NAME_RE = re.compile(r"^[A-Z0-9][\w\-+./]*(?:\s[A-Z0-9][\w\-+./]*){0,2}$")
+
+
+def find_baselines(text: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """Named baselines in "baselines (A, B, C)" / "Baselines: A, B" / "compared against (A, B)" lists."""
+    names: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for match in _BASELINE_LIST_RE.finditer(text):
+        body = match.group("paren") or match.group("colon") or ""
+        items = [i.strip().strip(".") for i in re.split(r",|\band\b|;", body)]
+        found = [i for i in items if i and _NAME_RE.match(i) and len(i) <= 40]
+        if len(found) >= 1 and len(found) >= len([i for i in items if i]) / 2:
+            names.extend(found)
+            spans.append(match.span())
+    seen: list[str] = []
+    for n in names:
+        if n not in seen:
+            seen.append(n)
+    return seen, spans
+
+
+# ----- one fragment ---------------------------------------------------------------------------------------
+_LABEL_RE = re.compile(r"^(?P<label>[^=:≤≥<>]{2,120}?):\s+(?P<body>\S.*)$", re.DOTALL)
+_ASSIGN_RE = re.compile(r"^(?P<keys>[^=≤≥<>~]{1,80}?)\s*(?:=|∈|\bin\b(?=\s*[\[{(]))\s*(?P<val>[^=].*)$", re.DOTALL)
+_PAREN_TAIL = re.compile(r"\s*\([^()]*\)\s*$")
+_EXPLANATORY = re.compile(
+    r"^(?:where|which|this|these|so|thus|hence|i\.e|e\.g|used|uses|using|relates|eliminates|leverages|making|"
+    r"yields|yielding|isolating|inspired|requires|computed|implemented|see|source|note|because|since|as|all other|"
+    r"same|both|only|matches|applies|applied|provides|demonstrat\w*|finding|results?|shows?|reported|(?:\w+ )?ensur\w*)\b",
+    re.IGNORECASE,
+)
+_NON_PARAM_UNITS = {"k", "m", "b", "gb", "mb", "h", "hrs", "hours", "min", "s", "x", "params", "parameters"}
+
+
+@dataclass
+class _Builder:
+    aliases: dict[str, list[str]]
+    checks: list[Any] = field(default_factory=list)
+    keys: dict[str, int] = field(default_factory=dict)
+
+    def add(self, check: Any) -> int:
+        key = repr(sorted(check.model_dump(by_alias=True, exclude_none=True).items(), key=lambda kv: kv[0]))
+        if key not in self.keys:
+            self.keys[key] = len(self.checks)
+            self.checks.append(check)
+        return self.keys[key]
+
+
+def _value_check(name: str, expect: Any) -> Any:
+    if name in ("seeds", "num_seeds") and isinstance(expect, int):
+        return ProtocolCheck(rule="seeds", expect=expect)
+    return ValueCheck(name=name, expect=expect)
+
+
+def _name_for(key: str, aliases: dict[str, list[str]], unit: str = "", label: str = "") -> str | None:
+    key = key.strip().strip("'\"`*").strip()
+    key = re.sub(r"^(?:the|a|an)\s+", "", key, flags=re.IGNORECASE)
+    unit_canonical = terms.unit_name(unit) if unit else None
+    symbol = terms.identifier(key)
+    known = terms.canonical_name(key, aliases) if len(symbol) <= 2 else None
+    if len(symbol) <= 2 and (known is None or known == symbol):
+        # a bare paper symbol ("l", "T", "P'") names nothing in code unless an alias, the unit or the label does
+        if any(symbol.lower() == a.lower() or symbol in v for a, v in aliases.items()):
+            return known or symbol
+        label_phrase = terms.find_phrase(label) if label else None
+        return unit_canonical or (label_phrase[0] if label_phrase else None)
+    name = known or terms.canonical_name(key, aliases)
+    if name:
+        return name
+    hit = terms.find_phrase(key)
+    if hit and hit[2] >= len(terms.ascii_symbol(key).strip()) - 2:
+        return hit[0]
+    return unit_canonical or (hit[0] if hit else None)
+
+
+def _leading_value(text: str) -> str:
+    """The value at the start of ``text``: a whole bracketed set/list, or the text up to trailing prose."""
+    text = text.strip()
+    if text[:1] in "{[(":
+        close = {"{": "}", "[": "]", "(": ")"}[text[0]]
+        depth = 0
+        for i, ch in enumerate(text):
+            depth += ch == text[0]
+            depth -= ch == close
+            if depth == 0:
+                return text[: i + 1]
+        return text
+    return _PROSE_TAIL.split(text, maxsplit=1)[0]
+
+
+_PROSE_TAIL = re.compile(
+    r"\s+(?=(?:for|in|on|with|where|when|at|during|via|and|is|are|used|per|from|as|if|otherwise|evaluated|"
+    r"applied|trained|tested|added|vs\.?|to)\b)|\s+\((?=[A-Za-z]{2,})"
+)
+
+
+def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[int], str]:
+    """``lr=1e-4`` / ``S_x=S_y=64`` / ``r ∈ {8, 16}`` / ``alpha in [0.1, 1.0]``: value checks, or why not."""
+    match = _ASSIGN_RE.match(body)
+    if not match:
+        return [], ""
+    raw_val = match.group("val").strip()
+    keys = [k for k in re.split(r"\s*=\s*", match.group("keys")) if k.strip()]
+    val_text = _leading_value(_PAREN_TAIL.sub("", raw_val).strip().strip("~≈").strip())
+    unit = ""
+    expect = numbers.parse_value(val_text)
+    if expect is None:
+        head = re.match(r"^(?P<v>\S+)\s+(?P<unit>[A-Za-z][\w\-]*)(?:\s.*)?$", val_text)
+        if head:
+            expect = numbers.parse_value(head.group("v"))
+            unit = head.group("unit")
+    if expect is None:
+        if re.fullmatch(r"[A-Za-z][\w.\-]{0,30}", val_text) and not terms.find_apis(val_text):
+            expect = val_text  # a string setting: wavelet=bior2.4, padding mode=periodization
+        else:
+            return [], ""
+    percent = "%" in val_text
+    made: list[int] = []
+    for key in keys:
+        name = _name_for(key, b.aliases, unit, label)
+        if not name:
+            return [], f"no parameter name for '{key.strip()}' (add an alias)"
+        value = expect
+        if percent and isinstance(value, (int, float)) and name not in terms.percent_names() and value > 1:
+            value = value  # a percentage of something else: kept as the fraction read
+        made.append(b.add(_value_check(name, value)))
+    return made, ""
+
+
+def _compile_quantities(body: str, b: _Builder) -> tuple[list[int], list[str]]:
+    """Numbers named by a phrase before them ("batch size 256") or a unit after them ("150K steps")."""
+    made: list[int] = []
+    unnamed: list[str] = []
+    last_end = 0
+    for q in numbers.find_numbers(body):
+        before = body[last_end : q.start]
+        after = body[q.end : q.end + 40]
+        name = None
+        phrase = terms.find_phrase(before)
+        if phrase and not re.search(r"\d", before[phrase[2] :]) and len(before[phrase[2] :].strip(" :=of(is")) <= 4:
+            name = phrase[0]
+        if name is None:
+            words = re.findall(r"[A-Za-z][\w\-]*", after)[:3]
+            for w in words:
+                if terms.unit_name(w):
+                    name = terms.unit_name(w)
+                    break
+        if name is None and q.unit not in _NON_PARAM_UNITS:
+            phrase_after = terms.find_phrase(" ".join(re.findall(r"[A-Za-z][\w\-]*", after)[:3]))
+            if phrase_after and phrase_after[1] == 0:
+                name = phrase_after[0]
+        last_end = q.end
+        if name is None:
+            unnamed.append(q.raw)
+            continue
+        made.append(b.add(_value_check(name, q.value)))
+    return made, unnamed
+
+
+def _api_checks(text: str, b: _Builder) -> list[int]:
+    return [b.add(CallCheck(target=hit.target)) for hit in terms.find_apis(text)]
+
+
+def _protocol_checks(text: str, b: _Builder) -> list[int]:
+    out = []
+    for hit in terms.find_protocol_terms(text):
+        out.append(b.add(ProtocolCheck(rule=hit.category, expect=hit.target)))
+    return out
+
+
+def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
+    found = formulas.find_formula(text)
+    if found is None:
+        return [], ""
+    if found.expect is None and found.latex is None:
+        return [], f"formula not translated: {found.reason}"
+    check = FormulaCheck(expect=found.expect, latex=found.latex)
+    return [b.add(check)], ""
+
+
+def _context_reason(text: str, dimension: Dimension) -> str | None:
+    lowered = text.lower()
+    words = set(re.findall(r"[a-z0-9$]+", lowered))
+    if words & terms.context_words() or "$" in text:
+        return "hardware, timing, cost or reference: not a code fact"
+    if _EXPLANATORY.match(text.strip("( ")):
+        return "explanation or rationale"
+    if text.startswith("(") and text.endswith(")"):
+        return "parenthetical remark"
+    if dimension == Dimension.numerical and not re.search(r"\d|=", text):
+        return "description with no value"
+    return None
+
+
+_MODEL_NAME_RE = re.compile(r"\b[A-Za-z][\w.]*(?:-[A-Za-z]*\d[\w.]*)+\b|\b\d+(?:\.\d+)?B\b|\b[A-Z]+\d+[A-Za-z]*\b")
+
+
+def _mask_model_names(text: str) -> str:
+    """``Mistral-7B``, ``Llama-3.2 3B``, ``A100``: names with digits, not values (blanked to ``~`` runs)."""
+    return _MODEL_NAME_RE.sub(lambda m: "§" * len(m.group(0)), text)
+
+
+def _fragment(
+    text: str, dimension: Dimension, b: _Builder, formulas_only: bool = False, claim_label: str = ""
+) -> Fragment:
+    body = text.strip()
+    label_text = claim_label
+    label = _LABEL_RE.match(body)
+    if label and (not re.search(r"\d", label.group("label")) or len(label.group("label")) > 25):
+        body = label.group("body").strip()
+        label_text = label.group("label")
+    masked = _mask_model_names(body)
+    made, reason = _formula_check(body, b)
+    if not made and not formulas_only:
+        made, reason = _compile_assignment(masked, b, label_text)
+        if not made and not reason:
+            made, unnamed = _compile_quantities(masked, b)
+            if not made and unnamed:
+                reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name"
+        made += _api_checks(body, b)
+        made += _protocol_checks(body, b)
+    if made:
+        return Fragment(text, "typed", "", tuple(sorted(set(made))))
+    if formulas_only and not reason:
+        return Fragment(text, "typed", "step of the sequence above")
+    context = _context_reason(text, dimension)
+    if context and (not reason or context.startswith("hardware")):
+        return Fragment(text, "context", context)
+    if not reason:
+        reason = "no value, name, formula or sequence the compiler can type"
+    return Fragment(text, "leftover", reason)
+
+
+# ----- the claim ------------------------------------------------------------------------------------------
+def compile_claim(sau: SAU, aliases: dict[str, list[str]] | None = None) -> CompiledClaim:
+    """The typed checks a free-text claim contains, what is left for the judge, and the coverage."""
+    text = (sau.claim or "").strip()
+    aliases = {k: list(v) for k, v in (aliases or {}).items()}
+    out = CompiledClaim(sau_id=sau.id)
+    if not text:
+        out.leftover.append("(empty claim): nothing to compile")
+        return out
+    b = _Builder(aliases)
+    head = _LABEL_RE.match(text)
+    claim_label = head.group("label") if head else ""
+    covered: list[tuple[int, int, list[int], str]] = []  # (start, end, check indexes, what)
+
+    order = orders.find_order(text, phases=sau.dimension == Dimension.ordering)
+    if order and (sau.dimension in (Dimension.ordering, Dimension.methodological) or len(order.steps) >= 3):
+        index = b.add(OrderCheck(steps=list(order.steps), relation=order.relation))  # type: ignore[arg-type]
+        covered.append((order.span[0], order.span[1], [index], "order"))
+    split = find_split_ratio(text)
+    if split:
+        index = b.add(ProtocolCheck(rule="split-ratio", expect=split[0]))
+        covered.append((split[1][0], split[1][1], [index], "split"))
+    baselines, spans = find_baselines(text)
+    if baselines and sau.dimension in (Dimension.protocol, Dimension.ordering):
+        made = [b.add(ProtocolCheck(rule="baseline", expect=name)) for name in baselines]
+        for span in spans:
+            covered.append((span[0], span[1], made, "baseline"))
+
+    for start, end in split_fragments(text):
+        piece = text[start:end]
+        inside = [c for c in covered if c[0] <= start and end <= c[1] or (start <= c[0] and c[1] <= end)]
+        if inside and inside[0][3] == "order":
+            frag = _fragment(piece, sau.dimension, b, True, claim_label)
+            frag = Fragment(piece, "typed", frag.reason, tuple(sorted({*inside[0][2], *frag.checks})))
+        elif inside:
+            frag = _fragment(piece, sau.dimension, b, False, claim_label)
+            extra = frag.checks if frag.outcome == "typed" else ()
+            frag = Fragment(piece, "typed", "", tuple(sorted({*inside[0][2], *extra})))
+        else:
+            frag = _fragment(piece, sau.dimension, b, False, claim_label)
+        out.fragments.append(frag)
+
+    out.checks = [_validated(c) for c in b.checks]
+    out.leftover = [f"{f.text}: {f.reason}" for f in out.fragments if f.outcome == "leftover"]
+    if not out.checks:
+        out.coverage = "none"
+        if not out.leftover:
+            out.leftover = [f"{text[:120]}: no typed fact found"]
+    else:
+        out.coverage = "partial" if out.leftover else "full"
+    return out
+
+
+def _validated(check: Any) -> Any:
+    """Round-trip through the spec model so a compiled check is exactly what a user could have written."""
+    try:
+        return _CHECK_ADAPTER.validate_python(check.model_dump(by_alias=True, exclude_none=True))
+    except ValidationError:
+        return check

@@ -1,0 +1,205 @@
+"""Paper terms -> canonical names: hyperparameter phrases, API names, datasets and metrics.
+
+All vocabulary is data in ``rules/`` (claim_terms.yaml, claim_apis.yaml, claim_protocol.yaml, and the shared
+lexicon.yaml of the value checks), so adding a term never needs a code change.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from verifier import rules
+
+_GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "eps", "ϵ": "eps", "ζ": "zeta", "η": "eta",
+    "θ": "theta", "κ": "kappa", "λ": "lam", "μ": "mu", "ν": "nu", "ξ": "xi", "π": "pi", "ρ": "rho",
+    "σ": "sigma", "τ": "tau", "φ": "phi", "ϕ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega", "Γ": "Gamma",
+    "Δ": "Delta", "Λ": "Lambda", "Σ": "Sigma", "Φ": "Phi", "Ω": "Omega",
+}  # fmt: skip
+_SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+
+
+def _load(name: str) -> dict:
+    try:
+        data = rules.load(name)
+    except (FileNotFoundError, OSError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _norm_phrase(text: str) -> str:
+    return re.sub(r"[\s_\-]+", " ", text.strip().lower())
+
+
+@functools.cache
+def lexicon_index() -> dict[str, str]:
+    """alias (lower, underscores) -> canonical name, from rules/lexicon.yaml whatever its nesting."""
+    data = _load("lexicon.yaml")
+    section = data.get("parameters", data) if isinstance(data.get("parameters", data), dict) else data
+    out: dict[str, str] = {}
+    for canonical, entry in section.items():
+        if not isinstance(canonical, str):
+            continue
+        aliases: Iterable[Any]
+        if isinstance(entry, dict):
+            aliases = entry.get("aliases") or entry.get("names") or []
+        elif isinstance(entry, list):
+            aliases = entry
+        else:
+            aliases = []
+        key = canonical.lower().replace("-", "_")
+        out.setdefault(key, canonical)
+        for alias in aliases:
+            if isinstance(alias, str):
+                out.setdefault(alias.lower().replace("-", "_"), canonical)
+    return out
+
+
+@functools.cache
+def _terms() -> dict:
+    return _load("claim_terms.yaml")
+
+
+@functools.cache
+def phrase_table() -> list[tuple[str, str]]:
+    """(normalised phrase, canonical) longest first, so "base learning rate" wins over "rate"."""
+    phrases = _terms().get("phrases") or {}
+    table = {_norm_phrase(k): str(v) for k, v in phrases.items()}
+    return sorted(table.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+
+
+def unit_name(unit: str) -> str | None:
+    return (_terms().get("units") or {}).get(unit.lower())
+
+
+def percent_names() -> frozenset[str]:
+    return frozenset(_terms().get("percent") or [])
+
+
+def context_words() -> frozenset[str]:
+    return frozenset(str(w).lower() for w in _terms().get("context") or [])
+
+
+def ascii_symbol(text: str) -> str:
+    """Greek letters and subscripts spelled out: ``β₁`` -> ``beta1``."""
+    out = "".join(_GREEK.get(ch, ch) for ch in text)
+    return out.translate(_SUBSCRIPTS)
+
+
+def identifier(text: str) -> str:
+    """A snake_case identifier from a term: ``grad_acc_steps`` stays, ``Max Seq Len`` -> ``max_seq_len``."""
+    text = ascii_symbol(text)
+    text = re.sub(r"[^0-9A-Za-z_]+", "_", text).strip("_")
+    return re.sub(r"_+", "_", text)
+
+
+def canonical_name(term: str, aliases: dict[str, list[str]] | None = None) -> str | None:
+    """The canonical parameter a term names, or None when the term is not a parameter name at all.
+
+    Order: the spec's aliases, the phrase table, the shared lexicon, then the term itself when it already
+    looks like a code identifier (``init_dim`` is checked under that name).
+    """
+    raw = term.strip().strip("'\"`")
+    if not raw:
+        return None
+    phrase = _norm_phrase(ascii_symbol(raw))
+    ident = identifier(raw).lower()
+    for canonical, names in (aliases or {}).items():
+        pool = {canonical.lower(), *(n.lower() for n in names)}
+        if ident in pool or phrase.replace(" ", "_") in pool:
+            return canonical
+    for known, canonical in phrase_table():
+        if phrase == known:
+            return lexicon_index().get(canonical.lower(), canonical)
+    lex = lexicon_index()
+    if ident in lex:
+        return lex[ident]
+    written = ascii_symbol(raw)
+    if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*", written) and len(written) <= 40:
+        if "_" in written or (written.isalpha() and len(written) <= 12):
+            return ident
+    return None
+
+
+def find_phrase(text: str) -> tuple[str, int, int] | None:
+    """The last known hyperparameter phrase in ``text`` (the one nearest a following number)."""
+    lowered = _norm_phrase(ascii_symbol(text))
+    best: tuple[int, int, str] | None = None
+    for known, canonical in phrase_table():
+        for match in re.finditer(rf"(?<![a-z0-9]){re.escape(known)}(?![a-z0-9])", lowered):
+            candidate = (match.end(), match.end() - match.start(), canonical)
+            if best is None or candidate[:2] > best[:2]:
+                best = candidate
+    if best is None:
+        return None
+    canonical = lexicon_index().get(best[2].lower(), best[2])
+    return canonical, best[0] - best[1], best[0]
+
+
+# ----- APIs, datasets, metrics ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ApiHit:
+    category: str
+    name: str
+    target: str
+    start: int
+    end: int
+
+
+@functools.cache
+def _api_table() -> list[tuple[str, str, str, bool]]:
+    out: list[tuple[str, str, str, bool]] = []
+    for category, names in _load("claim_apis.yaml").items():
+        if isinstance(names, dict):
+            for name, target in names.items():
+                out.append((_norm_phrase(str(name)), str(category), str(target), False))
+    return sorted(out, key=lambda t: (-len(t[0]), t[0]))
+
+
+def _scan(text: str, table: Iterable[tuple[str, str, str, bool]]) -> list[ApiHit]:
+    """Non-overlapping word-boundary hits of a phrase table in text, longest first."""
+    normalised = re.sub(r"[_\-]", " ", text)
+    taken: list[tuple[int, int]] = []
+    hits: list[ApiHit] = []
+    for phrase, category, target, exact_case in table:
+        pattern = re.escape(phrase).replace(r"\ ", r"[\s_\-]?")
+        flags = 0 if exact_case else re.IGNORECASE
+        for match in re.finditer(rf"(?<![A-Za-z0-9]){pattern}(?![A-Za-z0-9])", normalised, flags):
+            if any(a < match.end() and match.start() < b for a, b in taken):
+                continue
+            taken.append((match.start(), match.end()))
+            hits.append(ApiHit(category, text[match.start() : match.end()], target, match.start(), match.end()))
+    hits.sort(key=lambda h: h.start)
+    return hits
+
+
+def find_apis(text: str) -> list[ApiHit]:
+    """Optimizer, activation, normalisation, scheduler, layer and loss names in the text."""
+    return _scan(text, _api_table())
+
+
+@functools.cache
+def _protocol_table() -> list[tuple[str, str, str, bool]]:
+    out: list[tuple[str, str, str, bool]] = []
+    data = _load("claim_protocol.yaml")
+    for category in ("dataset", "metric"):
+        for canonical, names in (data.get(category) or {}).items():
+            for name in [canonical, *(names or [])]:
+                name = str(name)
+                # Acronyms that are also words (MATH, IS, EM) only count when written in capitals.
+                exact = sum(c.isalpha() for c in name) <= 5 and name.upper() == name
+                phrase = re.sub(r"[_\-]+", " ", name.strip()) if exact else _norm_phrase(name)
+                out.append((phrase, category, str(canonical), exact))
+    return sorted(set(out), key=lambda t: (-len(t[0]), t[0]))
+
+
+def find_protocol_terms(text: str) -> list[ApiHit]:
+    """Dataset and metric names (category "dataset" / "metric", target = canonical name)."""
+    return _scan(text, _protocol_table())
+
+
+def protocol_words(kind: str) -> list[str]:
+    return [str(w) for w in (_load("claim_protocol.yaml").get(kind) or [])]

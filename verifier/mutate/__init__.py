@@ -1,0 +1,1 @@
+"""Mutation testing of a spec: which drifts do its SAUs catch?"""

@@ -1,0 +1,178 @@
+"""``sau-verify mutate``: apply drifts to a temporary copy of a faithful repo and see which SAUs notice.
+
+The repo itself is never written: a private copy takes each mutant in turn (one file changed, then restored),
+and the index's content-hash cache means only the changed file is re-read. A mutant is *caught* when some
+SAU's verdict gets worse than on the original.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import tempfile
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from verifier.engine import load_for, run_repo
+from verifier.index.build import build_index
+from verifier.index.facts import FileRole, Language
+from verifier.mutate.mutants import Mutant, build_mutants
+from verifier.mutate.operators import OPERATORS
+from verifier.results import Verdict
+from verifier.spec.model import LoadedSpec
+
+
+@dataclass
+class MutantOutcome:
+    mutant: Mutant
+    caught_by: list[str] = field(default_factory=list)  # SAUs whose verdict got worse
+    changed: list[str] = field(default_factory=list)  # SAUs whose verdict changed at all
+    touched: list[str] = field(default_factory=list)  # SAUs whose evidence the mutant lies in
+    false_alarms: list[str] = field(default_factory=list)  # changed, though the mutant touches nothing they claim
+
+
+@dataclass
+class MutationReport:
+    repo: str
+    seed: int
+    saus: list[str]
+    outcomes: list[MutantOutcome]
+    discarded: dict[str, int]
+
+    def summary(self) -> dict:
+        total = len(self.outcomes)
+        killed = sum(1 for o in self.outcomes if o.caught_by)
+        relevant = [o for o in self.outcomes if o.touched]
+        per_op: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for o in self.outcomes:
+            per_op[o.mutant.operator][0] += 1
+            per_op[o.mutant.operator][1] += bool(o.caught_by)
+        per_sau = {s: 0 for s in self.saus}
+        for o in self.outcomes:
+            for s in o.caught_by:
+                per_sau[s] += 1
+        pairs = total * len(self.saus)
+        alarms = sum(len(o.false_alarms) for o in self.outcomes)
+        return {
+            "mutants": total,
+            "killed": killed,
+            "kill_rate": _ratio(killed, total),
+            "relevant_mutants": len(relevant),
+            "relevant_killed": sum(1 for o in relevant if o.caught_by),
+            "relevant_kill_rate": _ratio(sum(1 for o in relevant if o.caught_by), len(relevant)),
+            "false_alarms": alarms,
+            "false_alarm_rate": _ratio(alarms, pairs),
+            "discarded": dict(sorted(self.discarded.items())),
+            "per_operator": {
+                op: {"mutants": n, "killed": k, "kill_rate": _ratio(k, n), "dimension": OPERATORS[op][0]}
+                for op, (n, k) in sorted(per_op.items())
+            },
+            "per_sau": dict(sorted(per_sau.items())),
+            "never_catching": sorted(s for s, n in per_sau.items() if n == 0),
+        }
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 4) if b else None
+
+
+def _function_spans(root: Path, rel: str, cache: dict) -> list[tuple[int, int]]:
+    if rel not in cache:
+        try:
+            tree = ast.parse((root / rel).read_text(encoding="utf-8", errors="replace"))
+            cache[rel] = [
+                (n.lineno, n.end_lineno or n.lineno)
+                for n in ast.walk(tree)
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
+        except (SyntaxError, ValueError, OSError):
+            cache[rel] = []
+    return cache[rel]
+
+
+def _regions(v: Verdict, root: Path, cache: dict) -> list[tuple[str, int, int]]:
+    """Where a SAU's claim lives: its evidence lines, widened to the innermost enclosing function."""
+    out = []
+    for e in v.evidence:
+        lo, hi = e.line, e.end_line
+        spans = [s for s in _function_spans(root, e.file, cache) if s[0] <= e.line <= s[1]] if e.file.endswith(".py") else []
+        if spans:
+            inner = min(spans, key=lambda s: s[1] - s[0])
+            lo, hi = min(lo, inner[0]), max(hi, inner[1])
+        out.append((e.file, lo, hi))
+    return out
+
+
+def _rank(v: Verdict) -> float:
+    return 0.0 if v.score is None else v.score
+
+
+def _run_chunk(args) -> list[tuple[int, dict[str, tuple[str, float | None, list]]]]:
+    """Worker: a private copy of the repo takes each mutant in turn."""
+    repo, loaded, chunk = args
+    results = []
+    with tempfile.TemporaryDirectory(prefix="sau-verify-mutate-") as tmp:
+        copy = Path(tmp) / "repo"
+        shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        for mutant, new_source in chunk:
+            target = copy / mutant.file
+            original = target.read_bytes()
+            target.write_text(new_source, encoding="utf-8")
+            try:
+                report = run_repo(copy, loaded=loaded, use_cache=True)
+                results.append((mutant.id, {v.id: (v.status.value, v.score, v) for v in report.verdicts}))
+            finally:
+                target.write_bytes(original)
+    return results
+
+
+def mutate_repo(
+    repo: Path,
+    spec_path: Path | None = None,
+    *,
+    seed: int = 0,
+    max_mutants: int = 100,
+    operators: list[str] | None = None,
+    jobs: int = 1,
+    loaded: LoadedSpec | None = None,
+) -> MutationReport:
+    repo = Path(repo)
+    loaded = loaded or load_for(repo, spec_path)
+    ops = sorted(operators or OPERATORS)
+    spec = loaded.spec
+    index = build_index(repo, include=list(spec.repo.include), exclude=list(spec.repo.exclude), use_cache=True)
+    original = run_repo(repo, loaded=loaded, index=index)
+    index_files = sorted(
+        p for p, f in index.files.items() if f.language == Language.python and f.role == FileRole.code
+    )
+    mutants, discarded = build_mutants(repo, index_files, ops, max_mutants, seed)
+    chunks = [mutants[i::jobs] for i in range(jobs)] if jobs > 1 else [mutants]
+    results: dict[int, dict] = {}
+    if jobs > 1 and len(mutants) > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for part in pool.map(_run_chunk, [(repo, loaded, c) for c in chunks if c]):
+                results.update(dict(part))
+    else:
+        results.update(dict(_run_chunk((repo, loaded, mutants))))
+    base = {v.id: v for v in original.verdicts}
+    cache: dict = {}
+    base_regions = {sid: _regions(v, repo, cache) for sid, v in base.items()}
+    outcomes = []
+    for mutant, _ in mutants:
+        outcome = MutantOutcome(mutant)
+        for sid, (status, score, verdict) in sorted(results.get(mutant.id, {}).items()):
+            old = base[sid]
+            regions = base_regions[sid] + _regions(verdict, repo, cache)
+            touches = any(f == mutant.file and lo <= mutant.end_line and mutant.line <= hi for f, lo, hi in regions)
+            if touches:
+                outcome.touched.append(sid)
+            if status != old.status.value or score != old.score:
+                outcome.changed.append(sid)
+                if not touches:
+                    outcome.false_alarms.append(sid)
+            if _rank(verdict) < _rank(old) - 1e-9:
+                outcome.caught_by.append(sid)
+        outcomes.append(outcome)
+    return MutationReport(str(repo), seed, sorted(base), outcomes, discarded)
