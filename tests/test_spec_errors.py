@@ -103,7 +103,42 @@ def test_yaml_two_documents(tmp_path: Path) -> None:
 
 def test_yaml_python_tags_are_refused(tmp_path: Path) -> None:
     error = failure(write(tmp_path, "sau.yaml", "version: 1\nsaus: !!python/object/apply:os.system ['true']\n"))
-    assert error.line == 2 and "YAML syntax error" in error.message
+    assert error.line == 2 and error.message.startswith("invalid YAML value: could not determine a constructor")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("!!set {a, b}", "invalid YAML value: tag !!set is not allowed in a spec"),
+        ("!!binary aGVsbG8=", "invalid YAML value: tag !!binary is not allowed in a spec"),
+        ("!!int abc", "invalid YAML value: cannot read int value"),
+        ("0x_", "invalid YAML value: cannot read int value"),
+        ("1" * 5000, "invalid YAML value: cannot read int value"),
+    ],
+)
+def test_yaml_values_python_cannot_build(tmp_path: Path, value: str, message: str) -> None:
+    text = HEADER + f"  - id: a\n    dimension: D1\n    check:\n      kind: value\n      name: lr\n      expect: {value}\n"
+    error = failure(write(tmp_path, "sau.yaml", text))
+    assert error.line == 9 and error.message.startswith(message)
+
+
+def test_yaml_dates_stay_strings(tmp_path: Path) -> None:
+    text = HEADER + "  - id: 2021-01-01\n    dimension: D1\n    source: 2021-02-30\n"
+    sau = load_spec(write(tmp_path, "sau.yaml", text)).spec.saus[0]
+    assert (sau.id, sau.source) == ("2021-01-01", "2021-02-30")
+
+
+def test_huge_integers_in_json_and_toml(tmp_path: Path) -> None:
+    digits = "1" * 5000
+    error = failure(write(tmp_path, "sau.json", '{"version": 1,\n "pin": {"x": %s}}' % digits))
+    assert error.line == 2 and error.message.startswith("JSON value cannot be read")
+    error = failure(write(tmp_path, "sau.toml", "version = 1\n[pin]\nx = %s\n" % digits))
+    assert error.line == 3 and error.message.startswith("TOML value cannot be read")
+
+
+def test_infinite_weight(tmp_path: Path) -> None:
+    error = failure(write(tmp_path, "sau.yaml", HEADER + "  - id: a\n    dimension: D1\n    weight: .inf\n"))
+    assert (error.line, error.field) == (6, "saus[0].weight") and "finite" in error.message
 
 
 def test_json_syntax_error_line(tmp_path: Path) -> None:
@@ -318,3 +353,18 @@ def test_toml_duplicate_ids(tmp_path: Path) -> None:
     text = 'version = 1\n[[saus]]\nid = "a"\ndimension = "D1"\n[[saus]]\nid = "a"\ndimension = "D1"\n'
     error = failure(write(tmp_path, "sau.toml", text))
     assert where(error) == (6, "saus[1].id") and error.message == "duplicate SAU id 'a' (first at line 3)"
+
+
+def test_toml_multiline_string_does_not_shift_lines(tmp_path: Path) -> None:
+    text = 'version = 1\n[[saus]]\nid = "a"\nclaim = """\nweight = 3\n"""\ndimension = "D1"\nweight = "x"\n'
+    error = failure(write(tmp_path, "sau.toml", text))
+    assert where(error) == (8, "saus[0].weight")
+
+
+def test_yaml_merge_key_override_keeps_its_own_line(tmp_path: Path) -> None:
+    text = (
+        "version: 1\nsaus:\n  - id: a\n    dimension: D1\n    check: &base {kind: value, name: lr, expect: 1}\n"
+        "  - id: b\n    dimension: D1\n    check:\n      <<: *base\n      tolerance: -2\n"
+    )
+    error = failure(write(tmp_path, "sau.yaml", text))
+    assert where(error) == (10, "saus[1].check.tolerance")

@@ -250,3 +250,21 @@ def test_find_spec_refuses_a_symlink_out_of_the_repo(tmp_path: Path) -> None:
     inside = write(repo, "real.yaml", CONTRACT_EXAMPLE)
     (repo / "sau.yaml").symlink_to(inside)
     assert find_spec(repo) == repo / "sau.yaml"
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("doc", ["docs/spec.md", "README.md"])
+def test_spec_examples_in_the_docs_load(doc: str, tmp_path: Path) -> None:
+    import re
+
+    path = ROOT / doc
+    if not path.is_file():
+        pytest.skip(f"{doc} not written yet")
+    blocks = re.findall(r"```(yaml|json|toml)\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+    specs = [(lang, text) for lang, text in blocks if re.search(r"^\s*(\[\[)?saus|\"D1\"", text, re.M)]
+    assert specs, f"{doc} shows no spec example"
+    for number, (lang, text) in enumerate(specs):
+        loaded = load_spec(write(tmp_path, f"example{number}.{lang}", text.replace("\n  ", "\n") if lang == "toml" else text))
+        assert loaded.spec.saus, f"{doc} example {number} has no SAU"

@@ -186,7 +186,15 @@ def _run_ray(todo: list[Pair], use_cache: bool, address: str | None, finish: Cal
     except ImportError:
         raise BatchInputError("--executor ray needs Ray: pip install 'sau-verify[ray]'") from None
     if not ray.is_initialized():
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        # Workers must import this package even when it runs from a source checkout.
+        package_root = str(Path(__file__).resolve().parent.parent)
+        ray.init(
+            address=address,
+            ignore_reinit_error=True,
+            log_to_driver=False,
+            include_dashboard=False if address is None else None,
+            runtime_env={"env_vars": {"PYTHONPATH": package_root}},
+        )
     remote = ray.remote(score_pair)
     pending = {remote.remote(pair, use_cache): pair for pair in todo}
     while pending:

@@ -71,6 +71,30 @@ def pair_outputs(formats: tuple[str, ...], outputs: tuple[str, ...]) -> list[tup
     return pairs
 
 
+# ----- the LLM judge's flags (issue 6: verifier/judge) --------------------------------------------------------
+def judge_options(fn):
+    """--judge and its settings; flags win over SAU_VERIFY_JUDGE_* env vars and [tool.sau-verify] in ./pyproject.toml."""
+    options = [
+        click.option("--judge", is_flag=True, help="Let an LLM judge decide what static analysis leaves unverified."),
+        click.option("--judge-model", help="Judge model name (env SAU_VERIFY_JUDGE_MODEL)."),
+        click.option("--judge-base-url", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1."),
+        click.option("--judge-api-key-env", help="Environment variable holding the API key (default OPENAI_API_KEY)."),
+        click.option("--judge-cache-only", is_flag=True, help="Never call out: use sau.lock.json verdicts only (CI)."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def judge_config(flags: dict):
+    from verifier.judge.config import JudgeConfigError, resolve
+
+    try:
+        return resolve(flags)
+    except JudgeConfigError as exc:
+        fail_input(str(exc))
+
+
 @main.command("check", epilog=EXAMPLES)
 @click.argument("repo", type=click.Path(path_type=Path))
 @click.option("--spec", "spec_path", type=click.Path(path_type=Path), help="Spec file (default: REPO/sau.yaml).")
@@ -91,15 +115,17 @@ def pair_outputs(formats: tuple[str, ...], outputs: tuple[str, ...]) -> list[tup
     metavar="REF",
     help="Fail only on SAUs that got worse than this git revision or saved JSON report.",
 )
-def check_cmd(repo, spec_path, formats, outputs, fail_under, fail_metric, only, no_cache, baseline):
+@judge_options
+def check_cmd(repo, spec_path, formats, outputs, fail_under, fail_metric, only, no_cache, baseline, **judge_flags):
     """Check REPO against its spec and print the report."""
     from verifier.baseline import BaselineError, baseline_verdicts, regressions
     from verifier.engine import InputError, load_for, run_repo
 
     pairs = pair_outputs(formats, outputs)
+    judge = judge_config(judge_flags)
     try:
         loaded = load_for(repo, spec_path)
-        report = run_repo(repo, loaded=loaded, use_cache=not no_cache, only=parse_only(only))
+        report = run_repo(repo, loaded=loaded, use_cache=not no_cache, only=parse_only(only), judge=judge)
         if baseline:
             old = baseline_verdicts(
                 repo,
@@ -244,6 +270,57 @@ def mutate_cmd(repo, spec_path, seed, max_mutants, operators, jobs, fmt, output)
         output.write_text(text, encoding="utf-8")
     else:
         click.echo(text, nl=False)
+
+
+@main.command("compile")
+@click.argument("spec_path", metavar="SPEC", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def compile_cmd(spec_path, fmt):
+    """Show, claim by claim, the typed checks a spec's free-text claims compile into, and the coverage.
+
+    \b
+    Examples:
+      sau-verify compile sau.json
+      sau-verify compile sau.json --format json > compiled.json
+    """
+    from verifier.compiler.listing import render_compiled
+    from verifier.spec.load import load_spec
+
+    if not spec_path.is_file():
+        fail_input(f"{spec_path}: no such file")
+    try:
+        loaded = load_spec(spec_path)
+    except SpecError as exc:
+        fail_input(str(exc))
+    click.echo(render_compiled(loaded.spec, fmt), nl=False)
+
+
+@main.command("draft")
+@click.argument("paper", type=click.Path(path_type=Path))
+@click.option("--output", type=click.Path(path_type=Path), help="Write the spec here instead of stdout.")
+@judge_options
+def draft_cmd(paper, output, **judge_flags):
+    """Draft a starter sau.yaml from a paper's text (paper.md or paper.tex); review it before use.
+
+    \b
+    Examples:
+      sau-verify draft paper.md > sau.yaml
+      sau-verify draft paper.tex --judge --judge-model gpt-4o-mini --output sau.yaml
+    """
+    from verifier.draft import draft, propose_with_judge
+
+    try:
+        text = paper.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        fail_input(f"{paper}: cannot read: {exc.strerror or exc}")
+    spec = draft(text, paper.name)
+    judge = judge_config(judge_flags)
+    if judge is not None and not judge.cache_only:
+        spec = propose_with_judge(spec, text, judge)
+    if output:
+        output.write_text(spec, encoding="utf-8")
+    else:
+        click.echo(spec, nl=False)
 
 
 @main.command("schema")

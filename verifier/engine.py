@@ -31,6 +31,8 @@ def run_repo(
     options: Options | None = None,
     loaded: LoadedSpec | None = None,
     index: RepoIndex | None = None,
+    judge: Any = None,
+    judge_transport: Any = None,
 ) -> Report:
     repo = Path(repo)
     if loaded is None:
@@ -47,6 +49,9 @@ def run_repo(
     ctx = Context(index=index, spec=spec, options=options or Options())
     saus = sorted((s for s in spec.saus if not only or s.id in only), key=lambda s: s.id)
     verdicts = [evaluate_sau(sau, ctx) for sau in saus]
+    extras: dict[str, Any] = {}
+    if judge is not None:
+        verdicts, extras["judge"] = judge_unverified(saus, verdicts, ctx, judge, loaded.path, judge_transport)
     return Report(
         repo=str(repo),
         spec_path=str(loaded.path),
@@ -55,6 +60,7 @@ def run_repo(
         verdicts=verdicts,
         scores=aggregate(verdicts),
         notes=sorted(index.notes, key=lambda n: (n.file, n.line or 0, n.reason)),
+        extras=extras,
     )
 
 
@@ -99,6 +105,8 @@ def run_check(check: Any, ctx: Context) -> CheckResult:
 
 def evaluate_sau(sau: SAU, ctx: Context) -> Verdict:
     ctx.sau = sau
+    if not sau.all_checks():
+        return evaluate_compiled(sau, ctx)
     checks, why_none = checks_for(sau)
     if checks:
         results = [run_check(c, ctx) for c in checks]
@@ -120,3 +128,42 @@ def evaluate_sau(sau: SAU, ctx: Context) -> Verdict:
         claim=sau.claim,
         accepted_deviation=(sau.deviation.reason or "accepted") if sau.deviation and sau.deviation.accepted else None,
     )
+
+
+# ----- free-text claims and the judge (issue 6: verifier/compiler, verifier/judge) -----------------------------
+def evaluate_compiled(sau: SAU, ctx: Context) -> Verdict:
+    """A SAU with no typed check: compile its claim, run what it became, fold the results into one score."""
+    from verifier.compiler import aggregate as aggregate_claim
+    from verifier.compiler import compile_claim
+
+    try:
+        compiled = compile_claim(sau, ctx.aliases)
+    except Exception as exc:  # the compiler must never cost the run: the claim stays for the judge
+        compiled = None
+        results, leftover = [], [f"{sau.claim[:80]}: claim compiler failed ({type(exc).__name__}: {exc})"]
+    if compiled is not None:
+        results, leftover = [run_check(c, ctx) for c in compiled.checks], compiled.leftover
+    claim = aggregate_claim(results, leftover)
+    kinds = sorted({r.kind for r in results}) or ["claim"]
+    return Verdict(
+        id=sau.id,
+        dimension=sau.dimension.value,
+        status=claim.status,
+        score=claim.score,
+        message=claim.message,
+        check="+".join(kinds),
+        deterministic=all(r.deterministic for r in results),
+        evidence=merged_evidence(results),
+        checks=tuple(results),
+        weight=sau.weight,
+        claim=sau.claim,
+        accepted_deviation=(sau.deviation.reason or "accepted") if sau.deviation and sau.deviation.accepted else None,
+    )
+
+
+def judge_unverified(saus, verdicts, ctx: Context, judge, spec_path, transport=None):
+    """Send what static analysis left undecided (or only partly typed) to the configured judge."""
+    from verifier.judge import run_judge
+
+    done = run_judge(saus, verdicts, ctx.index, judge, spec_path, aliases=ctx.aliases, transport=transport)
+    return done.verdicts, done.summary

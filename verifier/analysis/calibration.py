@@ -123,7 +123,10 @@ def _compare(expected: Any, actual: Any, tolerance: float | None, subs: Substitu
         return Status.mismatch, 0.0, f"{fmt(actual)} where {fmt(expected)} is claimed"
     exp_n, act_n = _as_number(expected), _as_number(actual)
     if exp_n is not None and act_n is not None:
-        return _compare_numbers(exp_n, act_n, tolerance)
+        status, score, reason = _compare_numbers(exp_n, act_n, tolerance)
+        if isinstance(expected, int) and isinstance(actual, (int, str)) and exp_n.is_integer() and act_n.is_integer():
+            reason = reason.replace(fmt(act_n), fmt(int(act_n))).replace(fmt(exp_n), fmt(int(exp_n)))
+        return status, score, reason
     if exp_n is not None or act_n is not None:
         return Status.mismatch, 0.0, f"{fmt(actual)} is not the same kind of value as {fmt(expected)}"
     return _compare_strings(str(expected), str(actual), subs)
@@ -142,7 +145,8 @@ def _compare_numbers(expected: float, actual: float, tolerance: float | None) ->
     if (expected < 0) != (actual < 0):
         return Status.mismatch, 0.0, f"{fmt(actual)} has the opposite sign of {fmt(expected)}"
     ratio = max(abs(expected), abs(actual)) / min(abs(expected), abs(actual))
-    factor = f"{ratio:.3g}x {'larger' if abs(actual) > abs(expected) else 'smaller'}"
+    shown = f"{ratio:.3g}" if ratio < 100 else f"{ratio:,.0f}"
+    factor = f"{shown}x {'larger' if abs(actual) > abs(expected) else 'smaller'}"
     if ratio <= 3.0 + 1e-9:
         return Status.partial, 0.75, f"{fmt(actual)} is {factor} than the claimed {fmt(expected)} (within 3x)"
     if ratio < 10.0 - 1e-9:
@@ -177,9 +181,8 @@ def _compare_sequences(expected: Any, actual: Any, tolerance: float | None, subs
             return Status.pass_, 1.0, "equal element-wise"
         if _same_multiset(exp, act, tolerance, subs):
             return Status.pass_, 1.0, "same elements (order differs)"
-        if worst[0] is Status.mismatch:
-            return Status.mismatch, 0.0, f"{fmt(actual)} where {fmt(expected)} is claimed ({worst[2]})"
-        return worst[0], worst[1], f"{fmt(actual)} vs claimed {fmt(expected)}: {worst[2]}"
+        if worst[0] is not Status.mismatch:
+            return worst[0], worst[1], f"{fmt(actual)} vs claimed {fmt(expected)}: {worst[2]}"
     matched = sum(1 for e in exp if any(_compare(e, a, tolerance, subs)[1] == 1.0 for a in act))
     if matched == len(exp):
         return Status.partial, 0.75, f"{fmt(actual)} contains the claimed {fmt(expected)} and more"

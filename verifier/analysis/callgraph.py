@@ -142,6 +142,9 @@ class Resolver:
             nested = self._nested(path, scope, leaf)
             if nested is not None:
                 return nested
+            closure = self._closure(path, scope, leaf, local_types)
+            if closure is not None:
+                return closure
         target = self.modules.resolve_in_file(path, name)
         if target is not None:
             if target.kind == "class":
@@ -151,6 +154,17 @@ class Resolver:
             if parts[0] not in ("self", "cls") or len(parts) > 2:
                 return self.unique_methods.get(leaf)
         return None
+
+    def _closure(self, path: str, scope: str, name: str, local_types: dict[str, str] | None) -> Definition | None:
+        """``step = make_step(...); step(x)``: a factory with exactly one inner function returns that one."""
+        ctor = self.type_of(path, scope, name, local_types)
+        factory = self.modules.resolve_in_file(path, ctor) if ctor else None
+        if factory is None or factory.kind == "class":
+            return None
+        prefix = factory.qualname + "."
+        inner = [d for d in self.modules.definitions_in(factory.span.file).values()
+                 if d.qualname.startswith(prefix) and "." not in d.qualname[len(prefix):] and d.kind != "class"]
+        return inner[0] if len(inner) == 1 else None
 
     def _nested(self, path: str, scope: str, name: str) -> Definition | None:
         pieces = scope.split(".") if scope and scope != MODULE else []
@@ -204,13 +218,16 @@ class CallGraph:
             out.add(FnKey(path, innermost_function(functions, scope)))
         return out
 
-    def ancestors(self, start: set[FnKey], max_depth: int) -> dict[FnKey, int]:
-        """Functions that reach ``start`` in at most ``max_depth`` calls, with their distance."""
+    def ancestors(self, start: set[FnKey], max_depth: int, cut: set[FnKey] | None = None) -> dict[FnKey, int]:
+        """Functions that reach ``start`` in at most ``max_depth`` calls, with their distance; functions at
+        the depth limit that still have callers are added to ``cut``."""
         dist = {k: 0 for k in start}
         queue = deque(sorted(start, key=lambda k: (k.file, k.qualname)))
         while queue:
             key = queue.popleft()
             if dist[key] >= max_depth:
+                if cut is not None and any(c not in dist for c in self.callers.get(key, ())):
+                    cut.add(key)
                 continue
             for caller in sorted(self.callers.get(key, ()), key=lambda k: (k.file, k.qualname)):
                 if caller not in dist:

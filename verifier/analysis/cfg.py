@@ -50,6 +50,7 @@ class Loop:
     line: int
     end_line: int
     nodes: set[int] = field(default_factory=set)
+    over: str = ""  # the iterable's source text ("" for while loops)
 
 
 @dataclass
@@ -298,7 +299,8 @@ class _Builder:
             return self.body(stmt.orelse, preds)
         end = getattr(stmt, "end_lineno", stmt.lineno)
         head = self._node(Block("head", stmt.lineno, stmt.lineno, head_calls, text=type(stmt).__name__))
-        self.loops[head] = Loop(head, stmt.lineno, end, {head})
+        over = "" if isinstance(stmt, ast.While) else _source(stmt.iter)
+        self.loops[head] = Loop(head, stmt.lineno, end, {head}, over)
         self.graph.nodes[head]["block"].loops = (*self.loop_ids, head)
         self._link(before, head)
         self.loop_ids.append(head)
@@ -355,6 +357,13 @@ class _Builder:
         if not exhaustive:
             out.append(subject)
         return out
+
+
+def _source(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except (ValueError, RecursionError):
+        return ""
 
 
 def build_cfg(body: list[ast.stmt], max_nodes: int = 5000) -> CFG:

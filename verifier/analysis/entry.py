@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import configparser
 import re
-import tomllib
 from collections import defaultdict, deque
 from dataclasses import dataclass
 
+import tomllib
+
 from verifier.analysis.imports import ModuleMap, module_map
-from verifier.index.facts import BindingKind, CallSite, Definition, FileRole, Language, Span
+from verifier.index.facts import (
+    BindingKind,
+    CallSite,
+    Definition,
+    FileRole,
+    Language,
+    Span,
+)
 from verifier.index.repo import RepoIndex
 
 MODULE = "<module>"
@@ -65,6 +73,9 @@ class CallGraph:
         self.edges: dict[Node, set[Node]] = defaultdict(set)
         self.deferred: dict[Node, set[str]] = defaultdict(set)  # method names called on unknown receivers
         self._classes: dict[str, dict[str, Definition]] = {}
+        # A call or reference can only lead into repo code when its last name is a repo definition's name;
+        # checking that first skips the bulk of library calls (torch.*, np.*) without resolving them.
+        self._def_names = frozenset(d.name for d in index.all_definitions())
         for path in index.python_files(role=None):
             if index.files[path].role in (FileRole.test, FileRole.doc):
                 continue
@@ -84,7 +95,7 @@ class CallGraph:
             if b.kind != BindingKind.assign:
                 continue
             m = _CTOR.match(b.expr or "")
-            if not m:
+            if not m or m.group(1).rsplit(".", 1)[-1] not in self._def_names:
                 continue
             if b.path.startswith("self.") and b.path.count(".") == 1:
                 cls = self._enclosing_class(classes, b.scope)
@@ -108,14 +119,20 @@ class CallGraph:
                     method = defs.get(f"{q}.{name}")
                     if method is not None:
                         self.edges[node].add(Node(path, method.qualname))
+        names = self._def_names
         for call in facts.calls:
+            texts = [t.strip() for t in (*call.args, *(v for _, v in call.kwargs))]
+            texts = [t for t in texts if t.rsplit(".", 1)[-1] in names]
+            if call.callee.rsplit(".", 1)[-1] not in names and not texts:
+                continue
             source = self._scope_node(path, defs, classes, call.scope)
-            targets, deferred = self._resolve_call(path, defs, classes, attr_types, var_types, call)
-            self.edges[source].update(targets)
-            if deferred:
-                self.deferred[source].add(deferred)
-            for text in [*call.args, *(v for _, v in call.kwargs)]:
-                ref = self._resolve_reference(path, defs, classes, call.scope, text.strip())
+            if call.callee.rsplit(".", 1)[-1] in names:
+                targets, deferred = self._resolve_call(path, defs, classes, attr_types, var_types, call)
+                self.edges[source].update(targets)
+                if deferred:
+                    self.deferred[source].add(deferred)
+            for text in texts:
+                ref = self._resolve_reference(path, defs, classes, call.scope, text)
                 if ref is not None:
                     self.edges[source].add(ref)
 
@@ -157,8 +174,6 @@ class CallGraph:
 
     def _resolve_call(self, path, defs, classes, attr_types, var_types, call: CallSite):
         parts = call.callee.split(".")
-        if not all(parts):
-            return set(), parts[-1] if len(parts) > 1 and parts[-1] else None
         head = parts[0]
         cls_ctx = self._enclosing_class(classes, call.scope)
         if head in ("self", "cls") and cls_ctx and len(parts) >= 2:
@@ -191,10 +206,8 @@ class CallGraph:
             target = self.modules.resolve_qualified(call.qualname)
         if target is not None:
             return {Node(target.span.file, target.qualname)}, None
-        if len(parts) >= 2 and head not in ("super()",) and self.modules.import_named(path, head) is None:
-            return set(), parts[-1]
-        if head.startswith("super("):
-            return set(), parts[-1]
+        if len(parts) >= 2 and self.modules.import_named(path, head) is None:
+            return set(), parts[-1]  # `obj.m()` on a receiver of unknown type (`super().m()` included)
         return set(), None
 
     @staticmethod
@@ -361,7 +374,7 @@ def _console_scripts(index: RepoIndex, modules: ModuleMap) -> list[EntryPoint]:
     for path in sorted(packaging):
         name = path.rsplit("/", 1)[-1]
         try:
-            text = index.source(path)
+            text = index.source(path) if path in index.files else (index.root / path).read_text("utf-8", "replace")
         except OSError:
             continue
         if name == "pyproject.toml":

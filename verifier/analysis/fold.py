@@ -104,6 +104,8 @@ _FUNCTIONS: dict[str, Any] = {
     "int": _checked_int,
     "float": _checked_float,
     "bool": bool,
+    "tuple": lambda seq=(): tuple(seq),
+    "list": lambda seq=(): list(seq),
     "abs": abs,
     "round": round,
     "min": min,
@@ -418,7 +420,10 @@ class _Folder:
             args = list(args[0])
         if leaf in ("min", "max") and not args:
             raise _Refuse(f"{leaf}() of nothing")
-        if leaf not in ("int", "float", "bool") and not all(_is_number(a) for a in args):
+        if leaf in ("tuple", "list"):
+            if len(args) > 1 or (args and not isinstance(args[0], (tuple, list))):
+                raise _Refuse(f"{leaf}() of a non-sequence")
+        elif leaf not in ("int", "float", "bool") and not all(_is_number(a) for a in args):
             raise _Refuse(f"{func}() of a non-number")
         return fn(*args)
 

@@ -8,19 +8,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from verifier.index.facts import Definition, FileRole, Import
+from verifier.index.facts import Definition, Import
+from verifier.index.python_facts import module_name
 from verifier.index.repo import RepoIndex
 
 MAX_REEXPORT_HOPS = 4
-
-
-def module_name(path: str) -> str:
-    """Dotted module of a repo-relative path: ``pkg/models/__init__.py`` -> ``pkg.models``."""
-    stem = path[:-3] if path.endswith(".py") else path.rsplit(".", 1)[0]
-    parts = [p for p in stem.split("/") if p]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
 
 
 class ModuleMap:
@@ -62,7 +54,9 @@ class ModuleMap:
         return path.endswith("__init__.py")
 
     def absolute(self, path: str, imp: Import) -> str:
-        """The absolute dotted name an import binds (relative imports resolved against ``path``)."""
+        """The absolute dotted name an import binds; ``import torch.nn`` binds ``torch`` itself."""
+        if imp.name is None and imp.alias == imp.module.split(".", 1)[0]:
+            return imp.alias
         if not imp.relative_level:
             return imp.qualified
         package = self.module_of(path).split(".")
@@ -70,14 +64,12 @@ class ModuleMap:
             package = package[:-1]
         if imp.relative_level > 1:
             package = package[: max(len(package) - (imp.relative_level - 1), 0)]
-        pieces = [p for p in package if p]
-        if imp.module and not imp.module.startswith("."):
-            pieces.append(imp.module)
-        elif imp.module:
-            pieces.append(imp.module.lstrip("."))
-        if imp.name:
-            pieces.append(imp.name)
-        return ".".join(p for p in pieces if p)
+        base = ".".join(p for p in package if p)
+        module = imp.module.lstrip(".")
+        # The index may have resolved the relative module already; resolve it here only when it has not.
+        if base and not (module == base or module.startswith(base + ".")):
+            module = f"{base}.{module}" if module else base
+        return ".".join(p for p in (module, imp.name or "") if p)
 
     def import_named(self, path: str, alias: str) -> Import | None:
         return self._imports.get(path, {}).get(alias)
@@ -141,9 +133,6 @@ class ModuleMap:
                     return self.resolve_qualified(target, _hops + 1)
             return None
         return None
-
-    def code_paths(self) -> list[str]:
-        return [p for p in self.index.python_files(role=None) if self.index.files[p].role != FileRole.test]
 
 
 def module_map(ctx) -> ModuleMap:

@@ -72,7 +72,8 @@ class Step:
         role = role_of(receiver, receiver_type)
         if not self.head:
             if self.leaf == "step":
-                return role in ("optimizer", "scaler", "other")
+                # `self.step(batch)` running the repo's own training step is not the optimizer's step.
+                return role in ("optimizer", "scaler") or (role == "other" and not definition)
             return True
         full = self.text
         for candidate in (qualname, name, definition):

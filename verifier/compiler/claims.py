@@ -122,7 +122,7 @@ def find_split_ratio(text: str) -> tuple[dict[str, float], tuple[int, int]] | No
 
 
 _BASELINE_LIST_RE = re.compile(
-    r"(?:baselines?|against|compared? (?:with|to)|versus|vs\.?)\s*(?:\((?P<paren>[^()]{3,300})\)|:\s*(?P<colon>[^.;]{3,300}))",
+    r"(?:baselines?|against|compared? (?:with|to)|versus|vs\.?)(?:\s*|[^().;:]{0,60}?)(?:\((?P<paren>[^()]{3,300})\)|:\s*(?P<colon>[^.;]{3,300}))",
     re.IGNORECASE,
 )
 _NAME_RE = re.compile(r"^[A-Z0-9][\w\-+./]*(?:\s[A-Z0-9][\w\-+./]*){0,2}$")
@@ -149,6 +149,9 @@ def find_baselines(text: str) -> tuple[list[str], list[tuple[int, int]]]:
 # ----- one fragment ---------------------------------------------------------------------------------------
 _LABEL_RE = re.compile(r"^(?P<label>[^=:≤≥<>]{2,120}?):\s+(?P<body>\S.*)$", re.DOTALL)
 _ASSIGN_RE = re.compile(r"^(?P<keys>[^=≤≥<>~]{1,80}?)\s*(?:=|∈|\bin\b(?=\s*[\[{(]))\s*(?P<val>[^=].*)$", re.DOTALL)
+_RANGE_KEY_RE = re.compile(
+    r"^(?P<keys>[A-Za-z][\w\s\-]{0,40}?)\s+(?:range|search|sweep|grid|values|in|over|of)?\s*(?P<val>[\[{][^\]}]*[\]}])\s*$"
+)
 _PAREN_TAIL = re.compile(r"\s*\([^()]*\)\s*$")
 _EXPLANATORY = re.compile(
     r"^(?:where|which|this|these|so|thus|hence|i\.e|e\.g|used|uses|using|relates|eliminates|leverages|making|"
@@ -179,13 +182,17 @@ def _value_check(name: str, expect: Any) -> Any:
     return ValueCheck(name=name, expect=expect)
 
 
+_COUNT_RE = re.compile(r"\bnumber of (?P<what>[A-Za-z][A-Za-z\- ]{2,40}?)(?:\s+(?:for|per|in|used|to|of|from|at|across|on|with)\b|$)", re.IGNORECASE)
+_COUNT_STOP = {"random", "the", "total", "distinct", "unique"}
+
+
 def _name_for(key: str, aliases: dict[str, list[str]], unit: str = "", label: str = "") -> str | None:
     key = key.strip().strip("'\"`*").strip()
     key = re.sub(r"^(?:the|a|an)\s+", "", key, flags=re.IGNORECASE)
     unit_canonical = terms.unit_name(unit) if unit else None
     symbol = terms.identifier(key)
     known = terms.canonical_name(key, aliases) if len(symbol) <= 2 else None
-    if len(symbol) <= 2 and (known is None or known == symbol):
+    if len(symbol) <= 2 and (known is None or known.lower() == symbol.lower()):
         # a bare paper symbol ("l", "T", "P'") names nothing in code unless an alias, the unit or the label does
         if any(symbol.lower() == a.lower() or symbol in v for a, v in aliases.items()):
             return known or symbol
@@ -194,6 +201,11 @@ def _name_for(key: str, aliases: dict[str, list[str]], unit: str = "", label: st
     name = known or terms.canonical_name(key, aliases)
     if name:
         return name
+    count = _COUNT_RE.search(terms.ascii_symbol(key))
+    if count:
+        words = [w.lower() for w in count.group("what").split() if w.lower() not in _COUNT_STOP][:2]
+        if words:
+            return "num_" + "_".join(words)
     hit = terms.find_phrase(key)
     if hit and hit[2] >= len(terms.ascii_symbol(key).strip()) - 2:
         return hit[0]
@@ -203,7 +215,7 @@ def _name_for(key: str, aliases: dict[str, list[str]], unit: str = "", label: st
 def _leading_value(text: str) -> str:
     """The value at the start of ``text``: a whole bracketed set/list, or the text up to trailing prose."""
     text = text.strip()
-    if text[:1] in "{[(":
+    if text and text[0] in "{[(":
         close = {"{": "}", "[": "]", "(": ")"}[text[0]]
         depth = 0
         for i, ch in enumerate(text):
@@ -223,9 +235,11 @@ _PROSE_TAIL = re.compile(
 
 def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[int], str]:
     """``lr=1e-4`` / ``S_x=S_y=64`` / ``r ∈ {8, 16}`` / ``alpha in [0.1, 1.0]``: value checks, or why not."""
-    match = _ASSIGN_RE.match(body)
+    match = _ASSIGN_RE.match(body) or _RANGE_KEY_RE.match(body)
     if not match:
-        return [], ""
+        whole = numbers.parse_value(_PAREN_TAIL.sub("", body).strip())
+        name = _name_for(label, b.aliases) if label and whole is not None and not isinstance(whole, bool) else None
+        return ([b.add(_value_check(name, whole))], "") if name else ([], "")
     raw_val = match.group("val").strip()
     keys = [k for k in re.split(r"\s*=\s*", match.group("keys")) if k.strip()]
     val_text = _leading_value(_PAREN_TAIL.sub("", raw_val).strip().strip("~≈").strip())
@@ -237,7 +251,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
             expect = numbers.parse_value(head.group("v"))
             unit = head.group("unit")
     if expect is None:
-        if re.fullmatch(r"[A-Za-z][\w.\-]{0,30}", val_text) and not terms.find_apis(val_text):
+        if re.fullmatch(r"[A-Za-z][\w.\-]{2,30}", val_text) and not terms.find_apis(val_text):
             expect = val_text  # a string setting: wavelet=bior2.4, padding mode=periodization
         else:
             return [], ""
@@ -254,34 +268,79 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
     return made, ""
 
 
-def _compile_quantities(body: str, b: _Builder) -> tuple[list[int], list[str]]:
-    """Numbers named by a phrase before them ("batch size 256") or a unit after them ("150K steps")."""
+_NOT_COUNTS = {
+    "params", "parameters", "tokens", "steps", "times", "hours", "minutes", "seconds", "days", "gpus", "cpus", "is",
+    "was", "has", "this", "thus", "plus", "across", "versus", "as", "corresponds", "means", "yields", "gives", "uses",
+}  # fmt: skip
+
+
+_JOINER = re.compile(r"[\s:=(]*(?:of|is|to|was|=|:|set to|is set to)?[\s:=(~≈]*", re.IGNORECASE)
+
+
+def _tail_after_phrase(before: str, phrase: tuple[str, int, int]) -> str:
+    """The text between a phrase found in ``before`` and the number that follows it."""
+    normalised = re.sub(r"[\s_\-]+", " ", terms.ascii_symbol(before).lower())
+    return normalised[phrase[2] :]
+
+
+def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[int], list[str]]:
+    """Numbers named by a phrase before them ("batch size 256"), a unit after them ("150K steps"), or the
+    label of a fragment that is only a number ("Batch size varies per task: 30 (CoLA)")."""
     made: list[int] = []
     unnamed: list[str] = []
     last_end = 0
-    for q in numbers.find_numbers(body):
+    label_phrase = terms.find_phrase(label) if label else None
+    for i, q in enumerate(numbers.find_numbers(body)):
         before = body[last_end : q.start]
         after = body[q.end : q.end + 40]
         name = None
         phrase = terms.find_phrase(before)
-        if phrase and not re.search(r"\d", before[phrase[2] :]) and len(before[phrase[2] :].strip(" :=of(is")) <= 4:
+        if phrase and _JOINER.fullmatch(_tail_after_phrase(before, phrase)):
             name = phrase[0]
-        if name is None:
-            words = re.findall(r"[A-Za-z][\w\-]*", after)[:3]
-            for w in words:
+        words = re.match(r"\s*((?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)", after)
+        following = words.group(1).split() if words else []
+        if name is None and isinstance(q.value, int):
+            for w in following:
                 if terms.unit_name(w):
                     name = terms.unit_name(w)
                     break
-        if name is None and q.unit not in _NON_PARAM_UNITS:
-            phrase_after = terms.find_phrase(" ".join(re.findall(r"[A-Za-z][\w\-]*", after)[:3]))
+        if name is None and q.unit not in _NON_PARAM_UNITS and following:
+            phrase_after = terms.find_phrase(" ".join(following))
             if phrase_after and phrase_after[1] == 0:
                 name = phrase_after[0]
+        if name is None and isinstance(q.value, int) and q.value >= 2 and not q.percent:
+            plural = re.match(r"\s*(?:[A-Za-z][\w\-]*\s+){0,2}?(?P<noun>[a-z]{3,}s)\b", after)
+            if plural and plural.group("noun") not in _NOT_COUNTS:
+                name = "num_" + plural.group("noun")
+        if name is None and i == 0 and label_phrase and not body[: q.start].strip():
+            name = label_phrase[0]
         last_end = q.end
         if name is None:
             unnamed.append(q.raw)
             continue
         made.append(b.add(_value_check(name, q.value)))
     return made, unnamed
+
+
+_INLINE_RE = re.compile(
+    r"(?<![\w.])(?P<key>[A-Za-z][\w']*)\s*=\s*(?P<val>[\[{][^\]}]*[\]}]|[-+−]?[\d.]+(?:[eE][-+−]?\d+)?(?:\s*[x×]\s*10\^?-?\d+)?[kKMB%]?)(?![\w.])"
+)
+
+
+def _inline_assignments(text: str, b: _Builder) -> tuple[list[int], str]:
+    """``key=value`` written inside prose ("an Euler sampler with dt=0.01 per step"); returns the text
+    with those spans blanked so their numbers are not read twice."""
+    made: list[int] = []
+    rest = text
+    for match in _INLINE_RE.finditer(text):
+        value = numbers.parse_value(match.group("val"))
+        key = match.group("key")
+        name = _name_for(key, b.aliases) if value is not None else None
+        if name is None:
+            continue
+        made.append(b.add(_value_check(name, value)))
+        rest = rest[: match.start()] + " " * (match.end() - match.start()) + rest[match.end() :]
+    return made, rest
 
 
 def _api_checks(text: str, b: _Builder) -> list[int]:
@@ -305,8 +364,17 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
     return [b.add(check)], ""
 
 
+_DATA_STAT_RE = re.compile(
+    r"\d\s*(?:[kKMB]\s*)?(?:\w+\s+){0,2}(?:videos?|clips?|images?|pairs?|captions?|trajectories|votes?|users?|"
+    r"params|parameters|examples|documents|sentences|hours?|families|combinations)\b",
+    re.IGNORECASE,
+)
+
+
 def _context_reason(text: str, dimension: Dimension) -> str | None:
     lowered = text.lower()
+    if dimension == Dimension.numerical and _DATA_STAT_RE.search(text) and "=" not in text:
+        return "dataset statistic or parameter count: not set by code"
     words = set(re.findall(r"[a-z0-9$]+", lowered))
     if words & terms.context_words() or "$" in text:
         return "hardware, timing, cost or reference: not a code fact"
@@ -322,8 +390,13 @@ def _context_reason(text: str, dimension: Dimension) -> str | None:
 _MODEL_NAME_RE = re.compile(r"\b[A-Za-z][\w.]*(?:-[A-Za-z]*\d[\w.]*)+\b|\b\d+(?:\.\d+)?B\b|\b[A-Z]+\d+[A-Za-z]*\b")
 
 
+_CITATION_RE = re.compile(r"\(\d{1,2}\)|\b(?:Step|Phase|Stage|P)\s?\d+[A-Z]?\b|\([^()]*\b(?:19|20)\d\d[a-z]?\)|\b(?:Eq|Eqs|Sec|Section|Table|Figure|Fig|Appendix)\.?\s*\d+(?:\.\d+)*")
+
+
 def _mask_model_names(text: str) -> str:
-    """``Mistral-7B``, ``Llama-3.2 3B``, ``A100``: names with digits, not values (blanked to ``~`` runs)."""
+    """``Mistral-7B``, ``Llama-3.2 3B``, ``A100``, citations and cross-references: names with digits, not
+    values (blanked so no number is read from them)."""
+    text = _CITATION_RE.sub(lambda m: "§" * len(m.group(0)), text)
     return _MODEL_NAME_RE.sub(lambda m: "§" * len(m.group(0)), text)
 
 
@@ -340,18 +413,22 @@ def _fragment(
     made, reason = _formula_check(body, b)
     if not made and not formulas_only:
         made, reason = _compile_assignment(masked, b, label_text)
-        if not made and not reason:
-            made, unnamed = _compile_quantities(masked, b)
-            if not made and unnamed:
+        if not made:
+            inline, rest = _inline_assignments(masked, b)
+            quantities, unnamed = _compile_quantities(rest, b, label_text)
+            made = inline + quantities
+            if made:
+                reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name" if unnamed else ""
+            elif unnamed and not reason:
                 reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name"
         made += _api_checks(body, b)
         made += _protocol_checks(body, b)
     if made:
-        return Fragment(text, "typed", "", tuple(sorted(set(made))))
+        return Fragment(text, "typed", reason, tuple(sorted(set(made))))
     if formulas_only and not reason:
-        return Fragment(text, "typed", "step of the sequence above")
-    context = _context_reason(text, dimension)
-    if context and (not reason or context.startswith("hardware")):
+        return Fragment(text, "typed")
+    context = _context_reason(masked if dimension == Dimension.numerical else text, dimension)
+    if context and (not reason or context.startswith(("hardware", "dataset statistic"))):
         return Fragment(text, "context", context)
     if not reason:
         reason = "no value, name, formula or sequence the compiler can type"
@@ -388,10 +465,10 @@ def compile_claim(sau: SAU, aliases: dict[str, list[str]] | None = None) -> Comp
 
     for start, end in split_fragments(text):
         piece = text[start:end]
-        inside = [c for c in covered if c[0] <= start and end <= c[1] or (start <= c[0] and c[1] <= end)]
+        inside = [c for c in covered if min(end, c[1]) - max(start, c[0]) >= (end - start) / 2 or (start <= c[0] and c[1] <= end)]
         if inside and inside[0][3] == "order":
             frag = _fragment(piece, sau.dimension, b, True, claim_label)
-            frag = Fragment(piece, "typed", frag.reason, tuple(sorted({*inside[0][2], *frag.checks})))
+            frag = Fragment(piece, "typed", "", tuple(sorted({*inside[0][2], *frag.checks})))
         elif inside:
             frag = _fragment(piece, sau.dimension, b, False, claim_label)
             extra = frag.checks if frag.outcome == "typed" else ()
@@ -401,7 +478,9 @@ def compile_claim(sau: SAU, aliases: dict[str, list[str]] | None = None) -> Comp
         out.fragments.append(frag)
 
     out.checks = [_validated(c) for c in b.checks]
-    out.leftover = [f"{f.text}: {f.reason}" for f in out.fragments if f.outcome == "leftover"]
+    out.leftover = [
+        f"{f.text}: {f.reason}" for f in out.fragments if f.outcome == "leftover" or (f.outcome == "typed" and f.reason)
+    ]
     if not out.checks:
         out.coverage = "none"
         if not out.leftover:

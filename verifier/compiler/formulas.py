@@ -67,7 +67,8 @@ def looks_like_formula(text: str) -> bool:
         return False
     lhs, _, rhs = text.partition("=")
     rhs = rhs.strip()
-    if not rhs or rhs.startswith("=") or parse_value(rhs) is not None:
+    bare = re.sub(r"\s*\([^()]*\)\s*$", "", rhs)
+    if not rhs or rhs.startswith("=") or parse_value(rhs) is not None or parse_value(bare) is not None:
         return False
     operators = len(re.findall(r"[+\-*/^·×−]|\b(?:exp|log|sqrt|sigmoid|tanh|softmax|min|max|clip)\s*\(", rhs))
     idents = re.findall(r"[A-Za-zα-ωΑ-Ω_][\w']*", ascii_symbol(rhs))

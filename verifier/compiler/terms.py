@@ -45,7 +45,7 @@ def lexicon_index() -> dict[str, str]:
             continue
         aliases: Iterable[Any]
         if isinstance(entry, dict):
-            aliases = entry.get("aliases") or entry.get("names") or []
+            aliases = entry.get("synonyms") or entry.get("aliases") or entry.get("names") or []
         elif isinstance(entry, list):
             aliases = entry
         else:
@@ -72,7 +72,8 @@ def phrase_table() -> list[tuple[str, str]]:
 
 
 def unit_name(unit: str) -> str | None:
-    return (_terms().get("units") or {}).get(unit.lower())
+    name = (_terms().get("units") or {}).get(unit.lower())
+    return lexicon_index().get(name.lower(), name) if name else None
 
 
 def percent_names() -> frozenset[str]:
@@ -114,14 +115,20 @@ def canonical_name(term: str, aliases: dict[str, list[str]] | None = None) -> st
     for known, canonical in phrase_table():
         if phrase == known:
             return lexicon_index().get(canonical.lower(), canonical)
+    if ident in GREEK_NAMES:
+        return ident  # a paper's beta is its own symbol, not the lexicon's KL beta
     lex = lexicon_index()
     if ident in lex:
         return lex[ident]
     written = ascii_symbol(raw)
-    if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*", written) and len(written) <= 40:
-        if "_" in written or (written.isalpha() and len(written) <= 12):
-            return ident
+    if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+", written) and len(written) <= 40:
+        return ident  # written as a code identifier (init_dim, P_max): checked under that name
     return None
+
+
+GREEK_NAMES = frozenset(
+    "alpha beta gamma delta epsilon eps zeta eta theta kappa lam lambda mu nu xi pi rho sigma tau phi chi psi omega".split()
+)
 
 
 def find_phrase(text: str) -> tuple[str, int, int] | None:

@@ -50,6 +50,7 @@ _STOPWORDS = frozenset(
     {"a", "an", "the", "with", "and", "use", "uses", "using", "we", "set", "of", "to", "is", "our", "initial",
      "default", "for", "in", "at", "by", "this", "that", "it", "its", "as", "be", "are", "was", "which", "on"}
 )
+_DIGIT = re.compile(r"\d")
 _MAX_REPAIRS = 40
 _MAX_COMMENT_BINDINGS = 2000
 
@@ -123,12 +124,11 @@ def _parse(text: str, lines: list[str]) -> tuple[ast.Module | None, tuple[str, i
                     return None, first
                 work = _drop_tail(work)
                 continue
-            indent = len(work[lineno - 1]) - len(work[lineno - 1].lstrip())
-            replacement = " " * indent + "pass"
-            if work[lineno - 1] == replacement:
-                work = work[: lineno - 1]  # blanking did not help: keep what precedes it
+            line = work[lineno - 1]
+            if line.strip() == "pass":
+                work[lineno - 1] = ""  # an unexpected indent left by an earlier repair
                 continue
-            work[lineno - 1] = replacement
+            work[lineno - 1] = " " * (len(line) - len(line.lstrip())) + "pass"
         except (ValueError, RecursionError, MemoryError, OverflowError):
             return None, first
     return None, first
@@ -182,11 +182,11 @@ def _leaf(dotted: str) -> str:
     return dotted.rsplit(".", 1)[-1]
 
 
+_ROOT = re.compile(r"[^.(\[]*")
+
+
 def _root(dotted: str) -> str:
-    for i, ch in enumerate(dotted):
-        if ch in ".([":
-            return dotted[:i]
-    return dotted
+    return _ROOT.match(dotted).group()  # type: ignore[union-attr]
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
@@ -592,7 +592,7 @@ class _Walker:
                 return
         for const, scope in self.docstrings:
             value = const.value
-            if not isinstance(value, str) or not any(c.isdigit() for c in value):
+            if not isinstance(value, str) or not _DIGIT.search(value):
                 continue
             for offset, text in enumerate(value.split("\n")):
                 found += self.comment_bindings(text, const.lineno + offset, scope)
@@ -600,7 +600,7 @@ class _Walker:
                     return
 
     def comment_bindings(self, text: str, line: int, scope: str) -> int:
-        if not any(c.isdigit() for c in text):
+        if not _DIGIT.search(text):
             return 0
         seen: set[tuple[str, str]] = set()
         for m in _COMMENT_ASSIGN.finditer(text):
@@ -723,3 +723,14 @@ def _is_main_test(test: ast.expr) -> bool:
     names = [s for s in sides if type(s) is ast.Name and s.id == "__name__"]
     consts = [s for s in sides if type(s) is ast.Constant and s.value == "__main__"]
     return bool(names and consts)
+
+
+def prose_bindings(path: str, text: str) -> list[Binding]:
+    """``comment`` bindings for "name = number" written in a README or other prose file."""
+    walker = _Walker(path, "", False, Source(split_lines(text)))
+    found = 0
+    for i, line in enumerate(walker.src.lines, 1):
+        found += walker.comment_bindings(line, i, "<doc>")
+        if found > _MAX_COMMENT_BINDINGS:
+            break
+    return walker.bindings

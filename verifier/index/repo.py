@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,8 @@ class RepoIndex:
     notes: list[Note] = field(default_factory=list)
     # Returns the text a file's facts were computed from (for notebooks: the joined code cells).
     source_loader: Callable[[str], str] | None = None
+    # How the build went: files, cache_hits, cache_misses, skipped (filled by build_index).
+    stats: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._bindings: dict[str, list[Binding]] = defaultdict(list)
@@ -133,7 +136,8 @@ class RepoIndex:
         return self._sources[path]
 
     def lines(self, path: str, start: int, end: int | None = None) -> str:
-        text = self.source(path).splitlines()
+        # Split like the Python tokenizer (form feeds and U+2028 are not line breaks), so ast lines match.
+        text = re.split(r"\r\n|\r|\n", self.source(path))
         end = start if end is None else end
         return "\n".join(text[max(start - 1, 0) : end])
 

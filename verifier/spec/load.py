@@ -18,7 +18,7 @@ from verifier.spec.converted import Converted
 from verifier.spec.errors import SpecError, SpecIssue
 from verifier.spec.model import LoadedSpec, Spec
 from verifier.spec.parse import Document, PathKey, format_path, parse_text
-from verifier.spec.translate import translate
+from verifier.spec.translate import Locator, translate
 
 SPEC_NAMES = ("sau.yaml", "sau.yml", "sau.json", "sau.toml")
 MAX_SPEC_BYTES = 16 * 1024 * 1024
@@ -97,7 +97,7 @@ def _convert(data: dict[str, Any], path: Path, file: str, doc: Document) -> tupl
         return "paperbench", paperbench.convert(data, paper_id=path.parent.name or "unknown")
     if sabench.looks_like(data):
         return "sabench", sabench.convert(data)
-    found = ", ".join(sorted(str(key) for key in data)[:10]) or "none"
+    found = ", ".join(sorted(str(key)[:40] for key in data)[:10]) or "none"
     hint, line = "", doc.line_of(())
     for key in data:
         close = difflib.get_close_matches(str(key), _SHAPE_KEYS, n=1, cutoff=0.7)
@@ -127,13 +127,12 @@ def _validate(converted: Converted, doc: Document, file: str) -> Spec:
     except RecursionError:
         issues.append(SpecIssue(file, None, None, "spec nesting too deep"))
     issues.extend(_duplicate_ids(converted.data, file, locate))
-    if issues:
+    if spec is None or issues:  # no spec means validation failed, so there is an issue to report
         raise SpecError.from_issues(issues)
-    assert spec is not None
     return spec
 
 
-def _duplicate_ids(data: dict[str, Any], file: str, locate: Any) -> list[SpecIssue]:
+def _duplicate_ids(data: dict[str, Any], file: str, locate: Locator) -> list[SpecIssue]:
     """Checked on the raw data, so a duplicate is reported together with any other problem."""
     saus = data.get("saus")
     issues: list[SpecIssue] = []

@@ -205,7 +205,7 @@ class SAU(_Strict):
     dimension: Dimension
     claim: str = ""
     source: str | None = None
-    weight: float = Field(default=1.0, ge=0)
+    weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
     check: Check | None = None
     checks: list[Check] | None = None
     deviation: Deviation | None = None

@@ -67,7 +67,7 @@ def convert(data: dict[str, Any], paper_id: str) -> Converted:
             continue
         children = node.get("sub_tasks") or []
         if children:
-            weights = [_weight(child) for child in children]
+            weights = [_weight_of(child) or 0.0 for child in children]  # bad weights are reported at the child
             total = sum(weights)
             pending = []
             for index, (child, weight) in enumerate(zip(children, weights)):
@@ -79,12 +79,11 @@ def convert(data: dict[str, Any], paper_id: str) -> Converted:
     return out
 
 
-def _weight(node: Any) -> float:
-    if not isinstance(node, dict):
-        return 0.0
-    weight = node.get("weight", 1)
+def _weight_of(node: Any) -> float | None:
+    """The node's weight (1 when absent), or None when it is not a finite number >= 0."""
+    weight = node.get("weight", 1) if isinstance(node, dict) else None
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
-        return 0.0  # reported by _valid_node when the child is visited
+        return None
     return float(weight)
 
 
@@ -100,9 +99,8 @@ def _valid_node(node: Any, path: PathKey, out: Converted) -> bool:
         elif not isinstance(node[name], str) or not node[name].strip():
             out.problems.append((path + (name,), f"wrong type: expected a non-empty string, got {node[name]!r:.60}"))
             ok = False
-    weight = node.get("weight", 1)
-    if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
-        out.problems.append((path + ("weight",), f"weight must be a number >= 0, got {weight!r:.60}"))
+    if _weight_of(node) is None:
+        out.problems.append((path + ("weight",), f"weight must be a number >= 0, got {node.get('weight')!r:.60}"))
         ok = False
     children = node.get("sub_tasks")
     if children is not None and not isinstance(children, list):

@@ -1,7 +1,7 @@
 """Parse spec text (YAML, JSON or TOML) into plain data plus the line of every key and list item.
 
 Validation errors arrive as paths (``saus[3].check.kind``); the line map turns them into ``file:line``.
-YAML is composed with PyYAML's SafeLoader (no tags beyond the safe set) and its node marks are kept; JSON
+YAML is composed with PyYAML's safe constructor (no tags beyond the safe set) and its node marks are kept; JSON
 is re-scanned with the stdlib string scanner after ``json.loads`` accepted it; TOML lines come from a scan
 of table headers and ``key =`` lines. Size and alias expansion are bounded so no input can hang the loader.
 """
@@ -18,7 +18,10 @@ from json.scanner import NUMBER_RE
 from typing import Any
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
 
 from verifier.spec.errors import SpecError
 
@@ -31,18 +34,64 @@ MAX_NODES = 200_000
 _YAML_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class SpecLoader(yaml.SafeLoader):
-    """SafeLoader that also reads ``3e-4`` and ``1e5`` as floats (YAML 1.2), not strings (YAML 1.1).
+try:
+    from yaml._yaml import CParser
+except ImportError:  # PyYAML built without libyaml
+    CParser = None
 
-    Spec authors copy numbers from papers; a silent string would make every ``expect: 3e-4`` odd.
+
+if CParser is not None:
+
+    class _SafeBase(Composer, CParser, SafeConstructor, Resolver):
+        """libyaml makes the events (4-5x faster); composition stays in Python, whose recursion limit turns
+        a deeply nested document into a RecursionError (libyaml's own composer overflows the C stack)."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+
+else:
+    _SafeBase = yaml.SafeLoader  # type: ignore[misc,assignment]
+
+
+class SpecLoader(_SafeBase):
+    """SafeLoader narrowed to JSON-like values, with YAML 1.2 number and date rules.
+
+    ``3e-4`` is a float (YAML 1.1 reads a string); ``2021-01-01`` stays a string (no timestamps); tags that
+    build sets, bytes, dates or ordered pairs are refused, so a spec holds only what JSON could hold. Any
+    failure while building a value is re-raised with the mark of the node that caused it.
     """
 
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, TypeError, KeyError, OverflowError) as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read {node.tag.rsplit(':', 1)[-1]} value: {exc}", node.start_mark
+            ) from None
 
+
+def _refuse_tag(loader: SpecLoader, node: Node) -> Any:
+    raise yaml.constructor.ConstructorError(
+        None, None, f"tag {node.tag.replace('tag:yaml.org,2002:', '!!')} is not allowed in a spec (plain values, lists and mappings only)", node.start_mark
+    )
+
+
+SpecLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in Resolver.yaml_implicit_resolvers.items()
+}
 SpecLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
     list("-+0123456789."),
 )
+for _tag in ("timestamp", "binary", "set", "omap", "pairs"):
+    SpecLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
 
 
 @dataclass(frozen=True)
@@ -101,7 +150,8 @@ def parse_yaml(text: str, file: str) -> Document:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
         context = f" ({exc.context})" if exc.context and exc.problem else ""
-        raise SpecError(file, mark.line + 1 if mark else None, None, f"YAML syntax error: {problem}{context}") from None
+        what = "invalid YAML value" if isinstance(exc, yaml.constructor.ConstructorError) else "YAML syntax error"
+        raise SpecError(file, mark.line + 1 if mark else None, None, f"{what}: {problem}{context}") from None
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, max(exc.position, 0)) + 1
         raise SpecError(file, line, None, f"YAML syntax error: {exc.reason} character {exc.character!r}") from None
@@ -169,8 +219,6 @@ def _record_yaml_lines(node: Node, path: PathKey, lines: dict[PathKey, int], loa
     if isinstance(node, MappingNode):
         for key, value in node.value:
             name = _key_value(key, loader)
-            if isinstance(name, list | dict):
-                continue
             # Plain assignment: after a merge (``<<: *base``) the explicit key comes last and wins.
             lines[path + (name,)] = key.start_mark.line + 1
             _record_yaml_lines(value, path + (name,), lines, loader)
@@ -192,7 +240,14 @@ def parse_json(text: str, file: str) -> Document:
         raise SpecError(file, exc.lineno, None, f"JSON syntax error: {exc.msg} (column {exc.colno})") from None
     except RecursionError:
         raise SpecError(file, None, None, "JSON nesting too deep") from None
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        raise SpecError(file, _line_of_huge_number(text), None, f"JSON value cannot be read: {exc}") from None
     return Document(data, _json_lines(text, file))
+
+
+def _line_of_huge_number(text: str) -> int | None:
+    match = re.search(r"[0-9_]{4000,}", text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
 
 
 def _json_lines(text: str, file: str) -> dict[PathKey, int]:
@@ -281,6 +336,8 @@ def parse_toml(text: str, file: str) -> Document:
         raise SpecError(file, line, None, f"TOML syntax error: {detail}") from None
     except RecursionError:
         raise SpecError(file, None, None, "TOML nesting too deep") from None
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        raise SpecError(file, _line_of_huge_number(text), None, f"TOML value cannot be read: {exc}") from None
     return Document(data, _toml_lines(text))
 
 

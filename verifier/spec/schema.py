@@ -110,13 +110,19 @@ def generate() -> dict[str, Any]:
         if name in _ONE_OF_REQUIRED:
             model["anyOf"] = [{"required": fields} for fields in _ONE_OF_REQUIRED[name]]
     defs["SAU"]["not"] = {"required": ["check", "checks"]}
+    spellings = [d.value for d in Dimension] + [DIMENSION_CODES[d] for d in Dimension]
     defs["Dimension"] = {
         "title": "Dimension",
         "description": "The SA-Bench dimension: D1 numerical, D2 methodological, D3 protocol, D4 ordering.",
         "type": "string",
-        "enum": [d.value for d in Dimension] + [DIMENSION_CODES[d] for d in Dimension],
+        # The enum drives editor completion; the pattern admits any case, as Dimension.parse does.
+        "anyOf": [{"enum": spellings}, {"pattern": "^(?:" + "|".join(map(_any_case, spellings)) + ")$"}],
     }
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}
+
+
+def _any_case(word: str) -> str:
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in word)
 
 
 def render() -> str:

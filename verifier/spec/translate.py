@@ -50,18 +50,19 @@ _UNION_MEMBERS = {
 
 
 def translate(error: ValidationError, data: Any, file: str, locate: Locator, fmt: FieldFormatter) -> list[SpecIssue]:
-    issues: list[SpecIssue] = []
-    done_unions: set[PathKey] = set()
     errors = error.errors(include_url=False, include_context=True, include_input=True)
-    for err in errors:
-        path, missing, union_base = _walk(err["loc"], data, err["type"])
+    walked = [(err, *_walk(err["loc"], data, err["type"])) for err in errors]
+    unions: dict[PathKey, list[dict[str, Any]]] = {}
+    for err, _path, _missing, union_base in walked:
         if union_base is not None:
-            if union_base in done_unions:
+            unions.setdefault(union_base, []).append(err)
+    issues: list[SpecIssue] = []
+    for err, path, missing, union_base in walked:
+        if union_base is not None:
+            members = unions.pop(union_base, None)
+            if members is None:  # this union was already reported by its first member
                 continue
-            done_unions.add(union_base)
-            members = [e for e in errors if _walk(e["loc"], data, e["type"])[2] == union_base]
-            path, missing = union_base, None
-            message = _union_message(members, _value_at(data, union_base))
+            path, message = union_base, _union_message(members, _value_at(data, union_base))
         else:
             message, path = _message(err, path, missing, data)
         source_path, line = locate(path)

@@ -358,6 +358,34 @@ def attr_chains_in(node: ast.AST | None) -> set[str]:
     return out
 
 
+def outer_chains(node: ast.AST | None) -> list[str]:
+    """The maximal ``a.b.c`` chains an expression reads (``args.seed``, not also ``args``), in source order."""
+    out: list[str] = []
+
+    def visit(n: ast.AST) -> None:
+        key = None
+        if isinstance(n, ast.Subscript):
+            key, base = const_str(n.slice), n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get" and n.args:
+            key, base = const_str(n.args[0]), n.func.value
+        if key is not None:
+            d = dotted(base)
+            if d and "()" not in d:
+                out.append(f"{d}.{key}")
+                return
+        if isinstance(n, (ast.Name, ast.Attribute)):
+            d = dotted(n)
+            if d and "()" not in d:
+                out.append(d)
+                return
+        for child in ast.iter_child_nodes(n):
+            visit(child)
+
+    if node is not None:
+        visit(node)
+    return out
+
+
 def target_names(target: ast.AST) -> list[str]:
     """Names bound by an assignment target, in order (tuples flattened; ``self.x`` kept dotted)."""
     if isinstance(target, (ast.Tuple, ast.List)):

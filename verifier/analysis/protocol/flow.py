@@ -210,7 +210,7 @@ class _Analyzer:
             value = stmt.value
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             self.exprs(value, env, view, qual, depth, stmt)
-            self.assign(targets, value, env, fitted, view, top and not isinstance(stmt, ast.AugAssign))
+            self.assign(targets, value, env, fitted, view, top and not isinstance(stmt, ast.AugAssign), qual)
             return
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             self.exprs(stmt.iter, env, view, qual, depth, stmt)
@@ -259,23 +259,23 @@ class _Analyzer:
             if isinstance(child, ast.expr):
                 self.exprs(child, env, view, qual, depth, stmt)
 
-    def assign(self, targets, value, env, fitted, view, strong) -> None:
+    def assign(self, targets, value, env, fitted, view, strong, qual=MODULE_SCOPE) -> None:
         names = [n for t in targets for n in target_names(t)]
         if isinstance(value, ast.Call) and leaf(dotted(value.func) or "") == "train_test_split":
             # Outputs alternate (train, test) per input array, whatever the input was.
             for i, name in enumerate(names):
                 env[name] = {("train" if i % 2 == 0 else "test"): Origin(view.path, value.lineno)}
-            self.check_split_input(value.args[:1], fitted, view, value)
+            self.check_split_input(value.args[:1], fitted, view, value, qual)
             return
         if isinstance(value, ast.Call) and leaf(dotted(value.func) or "") == "random_split":
             for name in names:
                 kind = name_kind(name)
                 env[name] = {kind: Origin(view.path, value.lineno)} if kind else {}
-            self.check_split_input(value.args[:1], fitted, view, value)
+            self.check_split_input(value.args[:1], fitted, view, value, qual)
             return
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
             if any(name_kind(n) in ("train", "test", "val") for n in names):
-                self.check_split_input([value.value], fitted, view, value)
+                self.check_split_input([value.value], fitted, view, value, qual)
         kinds = self.kinds_of(value, env, view)
         for name in names:
             if strong:
@@ -312,11 +312,11 @@ class _Analyzer:
             if name not in fitted and any(n in fitted for n in _roots(value)) and not self.kinds_of(value, env, view):
                 fitted[name] = fitted[next(n for n in sorted(_roots(value)) if n in fitted)]
 
-    def check_split_input(self, inputs, fitted, view, node) -> None:
+    def check_split_input(self, inputs, fitted, view, node, qual) -> None:
         for inp in inputs:
             root = dotted(inp)
             if root and root in fitted:
-                self.emit("norm-before-split", view, node, MODULE_SCOPE, {"test": Origin(view.path, node.lineno)},
+                self.emit("norm-before-split", view, node, qual, {"test": Origin(view.path, node.lineno)},
                           f"statistics fitted on `{root}` (line {fitted[root]}) before it is split",
                           callee=str(fitted[root]))
 
@@ -410,7 +410,8 @@ class _Analyzer:
         if not action or not (mentions_best or action in ("save", "best")):
             return
         kinds = self.kinds_of(test, env, view)
-        self.emit("selection", view, stmt, qual, kinds, f"`if {ast.unparse(test)[:60]}` {action}s", action)
+        verb = {"save": "saves a checkpoint", "best": "keeps the best", "stop": "stops early"}[action]
+        self.emit("selection", view, stmt, qual, kinds, f"`if {ast.unparse(test)[:60]}` {verb}", action)
 
     def emit(self, kind, view, node, qual, kinds, detail, callee="") -> None:
         line = node.lineno

@@ -12,6 +12,7 @@ from verifier.analysis.protocol.common import (
     dotted,
     evidence,
     names_in,
+    outer_chains,
     scope_admits,
     sorted_evidence,
     text_of,
@@ -24,6 +25,7 @@ from verifier.index.facts import Language
 from verifier.results import CheckResult, Status
 
 KIND = "protocol"
+_ENV_TOKENS = {"env", "envs", "space", "action", "observation"}
 SEED_WORDS = ("seed", "PRNGKey", "default_rng", "RandomState", "prng")
 
 
@@ -68,28 +70,29 @@ def _from_setting(node: ast.expr | None, view: FileView, scope: str, all_views: 
     if isinstance(node, ast.Constant):
         return False
     fn = view.functions.get(scope)
-    chains = {dotted(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))}
-    chains.discard(None)
+    chains = [c for c in outer_chains(node) if c.split(".")[0] not in view.imports]
     if not chains:
         return False
-    for chain in sorted(chains):
-        head = chain.split(".")[0]
-        if "." in chain and head not in view.imports:
-            return True  # args.seed, cfg.seed, self.seed, config.train.seed
-        if fn is not None and chain in fn.params:
-            callers = _argument_at_callers(fn.name, fn.params, chain, all_views)
-            if not callers:
-                return True
-            return any(_from_setting(arg, v, s, all_views, depth + 1) for arg, v, s in callers)
-        if fn is not None:
-            for stmt in ast.walk(fn.node):
-                if isinstance(stmt, ast.Assign) and any(dotted(t) == chain for t in stmt.targets):
-                    return _from_setting(stmt.value, view, scope, all_views, depth + 1)
-                if isinstance(stmt, (ast.For,)) and chain in names_in(stmt.target):
-                    return True  # a loop over seeds
-        for stmt in view.tree.body:
+    return any(_chain_from_setting(c, view, scope, fn, all_views, depth) for c in chains)
+
+
+def _chain_from_setting(chain: str, view: FileView, scope: str, fn, all_views, depth: int) -> bool:
+    if "." in chain:
+        return True  # args.seed, cfg.seed, self.seed, config.train.seed
+    if fn is not None and chain in fn.params:
+        callers = _argument_at_callers(fn.name, fn.params, chain, all_views)
+        if not callers:
+            return True
+        return any(_from_setting(arg, v, s, all_views, depth + 1) for arg, v, s in callers)
+    if fn is not None:
+        for stmt in ast.walk(fn.node):
             if isinstance(stmt, ast.Assign) and any(dotted(t) == chain for t in stmt.targets):
-                return _from_setting(stmt.value, view, "<module>", all_views, depth + 1)
+                return bool(_from_setting(stmt.value, view, scope, all_views, depth + 1))
+            if isinstance(stmt, (ast.For, ast.AsyncFor)) and chain in names_in(stmt.target):
+                return True  # a loop over seeds
+    for stmt in view.tree.body:
+        if isinstance(stmt, ast.Assign) and any(dotted(t) == chain for t in stmt.targets):
+            return bool(_from_setting(stmt.value, view, "<module>", all_views, depth + 1))
     return False
 
 
@@ -142,7 +145,10 @@ def evaluate_seeded(params: dict, ctx, scope: str | None, rule: dict) -> CheckRe
         where = ", ".join(f"{s.call.file}:{s.call.line}" for s in calls[:3])
         return CheckResult.partial(KIND, 0.75, f"RNGs are seeded ({where}) but no entry point reaches the seeding",
                                    sorted_evidence(call_ev), taxonomy="unwired")
-    if flags and params.get("flag", True) and not any(s.uses_flag for s in reached):
+    # The flag must reach the global RNGs; an evaluation env seeded from it does not seed training.
+    global_calls = [s for s in reached if s.call.leaf != "reset" and not set(tokens(s.call.receiver())) & _ENV_TOKENS]
+    judged = global_calls or reached
+    if flags and params.get("flag", True) and not any(s.uses_flag for s in judged):
         flag = flags[0]
         return CheckResult.partial(
             KIND, 0.5,

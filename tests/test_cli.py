@@ -1,0 +1,84 @@
+"""The command line end to end: exit codes 0/1/2, formats and outputs, --only, --fail-under, explain."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from minirepo import TRAIN, write_repo
+from verifier.cli import main
+
+
+def run(*args):
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+@pytest.fixture()
+def repo(tmp_path):
+    return write_repo(tmp_path / "mini")
+
+
+def test_faithful_repo_exits_0_with_rows(repo):
+    code, out = run(repo)
+    assert code == 0, out
+    assert "mini-D1-001" in out and "pass" in out and "train.py:10" in out
+    assert "Macro 1.000" in out
+
+
+def test_drift_exits_1_and_names_the_sau(repo):
+    (repo / "train.py").write_text(TRAIN.replace("default=3e-4", "default=5e-4"), encoding="utf-8")
+    code, out = run(repo, "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    sau = next(s for s in data["saus"] if s["id"] == "mini-D1-001")
+    assert sau["status"] == "partial" and sau["score"] == 0.75
+    assert sau["evidence"][0]["file"] == "train.py" and sau["evidence"][0]["lines"][0] == 10
+
+
+def test_fail_under_gates_on_the_score(repo):
+    (repo / "train.py").write_text(TRAIN.replace("default=3e-4", "default=5e-4"), encoding="utf-8")
+    assert run(repo, "--fail-under", "0.8")[0] == 0  # one value at 0.75 of four SAUs: macro_decided 0.97
+    assert run(repo, "--fail-under", "0.99")[0] == 1
+
+
+def test_several_formats_in_one_run(repo, tmp_path):
+    out_json, out_sarif = tmp_path / "r.json", tmp_path / "r.sarif"
+    code, out = run(repo, "--format", "json", "--output", out_json, "--format", "sarif", "--output", out_sarif,
+                    "--format", "text")
+    assert code == 0
+    assert json.loads(out_json.read_text())["scores"]["macro"] == 1.0
+    assert json.loads(out_sarif.read_text())["version"] == "2.1.0"
+    assert "mini-D1-002" in out
+
+
+def test_only_restricts_and_rejects_unknown_ids(repo):
+    code, out = run(repo, "--only", "mini-D1-002", "--format", "json")
+    assert code == 0 and [s["id"] for s in json.loads(out)["saus"]] == ["mini-D1-002"]
+    code, out = run(repo, "--only", "nope")
+    assert code == 2
+
+
+def test_bad_input_is_one_line_exit_2(repo, tmp_path):
+    code, out = run(tmp_path / "does-not-exist")
+    assert code == 2 and "no such directory" in out and "Traceback" not in out
+    (repo / "sau.yaml").write_text("version: 1\nsaus:\n  - id: a\n    dimension: D9\n", encoding="utf-8")
+    code, out = run(repo)
+    assert code == 2 and "sau.yaml:4" in out and "dimension" in out
+    assert len(out.strip().splitlines()) == 1
+
+
+def test_explain_shows_the_resolution_chain(repo):
+    code, out = run("explain", repo, "mini-D1-001")
+    assert code == 0
+    assert "mini-D1-001" in out and "Check 1: value -> pass" in out and "train.py:10" in out
+
+
+def test_console_script_and_version():
+    proc = subprocess.run([sys.executable, "-m", "verifier.cli", "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "sau-verify" in proc.stdout
+    assert run("--help")[0] == 0

@@ -1,0 +1,167 @@
+"""`draft`: a starter spec from a paper's Markdown or LaTeX, deterministic and always valid spec v1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from judge_server import JudgeServer
+
+from verifier.cli import main
+from verifier.draft import draft, propose_with_judge
+from verifier.judge.config import JudgeConfig
+from verifier.spec.model import Spec
+
+PAPER_MD = """# Tiny PPO
+
+# 3 Method
+
+The clipped objective is
+
+$$
+L = \\min ( r _ { t } A _ { t } , \\mathrm { clip } ( r _ { t } , 1 - \\epsilon , 1 + \\epsilon ) A _ { t } )
+$$
+
+We first collect rollouts with the current policy, then compute advantages with GAE, then update the policy.
+
+# 4 Experiments
+
+We use a discount factor of 0.99 and we set the learning rate to $3 \\times 10 ^ { - 4 }$.
+We train on CIFAR-10 and report FID, averaged over five random seeds.
+
+| Hyperparameter | Value |
+|---|---|
+| Batch size | 64 |
+| Clip range | 0.2 |
+| Optimizer | Adam |
+| Seed of the universe | 42 |
+
+<table><tr><td></td><td>Small</td><td>Large</td></tr><tr><td>Learning Rate</td><td>1 × 10−4</td><td>2 × 10−3</td></tr><tr><td>Epochs</td><td>10</td><td>10</td></tr></table>
+
+# Algorithm 1 Training loop
+
+1: collect_rollouts(policy)
+2: compute_advantages(batch)
+3: update_policy(batch)
+
+# References
+
+[1] Someone. Batch size 4096 is not a claim of ours. 2020.
+"""
+
+PAPER_TEX = r"""
+\section{Setup}
+We use $\gamma = 0.95$ for all runs.
+\begin{tabular}{ll}
+\toprule
+Parameter & Value \\
+\midrule
+Weight decay & 0.01 \\
+Dropout & 0.1 \\
+\bottomrule
+\end{tabular}
+\begin{equation}
+\hat{x} = \frac{x - \mu}{\sigma}
+\end{equation}
+\begin{algorithm}
+\begin{algorithmic}
+\State Normalize the inputs
+\State Train the network
+\end{algorithmic}
+\end{algorithm}
+"""
+
+
+def saus(text: str, name: str) -> list[dict]:
+    spec = yaml.safe_load(draft(text, name))
+    Spec.model_validate(spec)
+    return spec["saus"]
+
+
+def checks(text: str, name: str, kind: str) -> list[dict]:
+    return [s["check"] for s in saus(text, name) if s["check"]["kind"] == kind]
+
+
+def test_markdown_tables_and_sentences_give_value_checks():
+    values = {(c["name"], json.dumps(c["expect"])) for c in checks(PAPER_MD, "tiny-ppo.paper.md", "value")}
+    assert ("minibatch_size", "64") in values
+    assert ("clip_range", "0.2") in values
+    assert ("learning_rate", "0.0001") in values  # HTML table, first column; the other is noted
+    assert ("epochs", "10") in values
+    assert ("gamma", "0.99") in values
+    assert ("learning_rate", "0.0003") in values  # inline LaTeX in a sentence
+    assert not any(name == "minibatch_size" and v == "4096" for name, v in values)  # references are skipped
+    assert not any(v == "42" for _, v in values)  # unknown row names are never invented
+
+
+def test_equations_algorithms_and_first_then_passages():
+    formulas = checks(PAPER_MD, "tiny-ppo.paper.md", "formula")
+    assert formulas and formulas[0]["latex"].startswith(r"L = \min") and formulas[0]["symbols"] == {}
+    text = draft(PAPER_MD, "tiny-ppo.paper.md")
+    assert "# map the paper symbols to code names: A, L, r, epsilon" in text
+    orders = checks(PAPER_MD, "tiny-ppo.paper.md", "order")
+    steps = [o["steps"] for o in orders]
+    # the algorithm block and the "first ... then" sentence name the same steps: one SAU, not two
+    assert steps == [["collect_rollouts", "compute_advantages", "update_policy"]]
+    sources = [s["source"] for s in saus(PAPER_MD, "tiny-ppo.paper.md") if s["check"]["kind"] == "order"]
+    assert sources == ["3 Method"]
+
+
+def test_protocol_mentions_with_their_source_section():
+    items = saus(PAPER_MD, "tiny-ppo.paper.md")
+    protocol = {(s["check"]["rule"], json.dumps(s["check"].get("expect"))): s["source"] for s in items if s["check"]["kind"] == "protocol"}
+    assert protocol[("dataset", '"CIFAR10"')] == "4 Experiments"
+    assert protocol[("metric", '"FID"')] == "4 Experiments"
+    assert protocol[("seeds", "5")] == "4 Experiments"
+
+
+def test_latex_paper():
+    values = {(c["name"], c["expect"]) for c in checks(PAPER_TEX, "paper.tex", "value")}
+    assert {("weight_decay", 0.01), ("dropout", 0.1), ("gamma", 0.95)} <= values
+    assert checks(PAPER_TEX, "paper.tex", "formula")[0]["latex"].startswith(r"\hat{x} = \frac")
+    assert checks(PAPER_TEX, "paper.tex", "order")[0]["steps"] == ["normalize_inputs", "train_network"]
+
+
+def test_ids_are_sequential_and_output_deterministic():
+    first = draft(PAPER_MD, "tiny-ppo.paper.md")
+    assert first == draft(PAPER_MD, "tiny-ppo.paper.md")
+    ids = [s["id"] for s in yaml.safe_load(first)["saus"]]
+    assert ids[0] == "tiny-ppo-D1-001" and len(ids) == len(set(ids))
+
+
+def test_empty_paper_is_a_valid_empty_spec():
+    spec = yaml.safe_load(draft("", "empty.md"))
+    assert spec["saus"] == [] and Spec.model_validate(spec)
+
+
+def test_draft_command(tmp_path):
+    paper = tmp_path / "paper.md"
+    paper.write_text(PAPER_MD)
+    result = CliRunner().invoke(main, ["draft", str(paper)])
+    assert result.exit_code == 0 and result.output == draft(PAPER_MD, "paper.md")
+    missing = CliRunner().invoke(main, ["draft", str(tmp_path / "nope.md")])
+    assert missing.exit_code == 2
+
+
+def test_judge_may_propose_more_claims_marked_as_such():
+    def propose(body):
+        return {"claims": [{"dimension": "D2", "claim": "Advantages are normalised per batch.", "source": "3 Method"}]}
+
+    with JudgeServer(propose) as server:
+        config = JudgeConfig(model="test-model", base_url=server.url, backoff=0.01)
+        text = propose_with_judge(draft(PAPER_MD, "tiny-ppo.paper.md"), PAPER_MD, config)
+        sent = server.requests[0]["messages"][-1]["content"]
+    assert "# proposed_by: judge (test-model)" in text
+    spec = yaml.safe_load(text)
+    Spec.model_validate(spec)
+    assert spec["saus"][-1]["claim"] == "Advantages are normalised per batch."
+    assert "BEGIN-PAPER" in sent and "END-PAPER" in sent
+
+
+@pytest.mark.parametrize("paper", sorted((Path(__file__).resolve().parents[2] / "shared" / "sabench-dev").glob("*.paper.md")))
+def test_real_papers_draft_into_valid_specs(paper):
+    spec = yaml.safe_load(draft(paper.read_text(), paper.name))
+    Spec.model_validate(spec)

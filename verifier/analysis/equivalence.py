@@ -1,0 +1,872 @@
+"""Deciding whether a paper formula and a code expression are the same function.
+
+Order of work, cheapest first: a randomized numeric screen in-process (bounded: a fixed number of sample
+points, a node limit), a high-precision re-evaluation that confirms a mismatch and yields the
+counterexample, then a proof attempt (expand / simplify, z3 with transcendental functions and reductions
+left uninterpreted) in a killable worker process with a hard timeout. Tensors are modelled elementwise:
+symbols that sit inside a reduction on both sides are short random vectors, everything else is a scalar.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import multiprocessing
+import re
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import mpmath
+import numpy as np
+import sympy as sp
+from sympy.core.function import AppliedUndef
+
+from verifier.analysis.code_sympy import REDUCTIONS, api_table, expr_nodes
+
+SAMPLES = 40
+VECTOR_LEN = 4
+MAX_EVAL_NODES = 20000
+QUICK_SAMPLES = 10
+MAX_ASSIGNMENTS = 160
+REL_TOL = 1e-6
+
+
+# ============================================================================== numeric evaluation
+class _Unsupported(Exception):
+    pass
+
+
+class _FloatOps:
+    exp = staticmethod(np.exp)
+    log = staticmethod(np.log)
+    sin = staticmethod(np.sin)
+    cos = staticmethod(np.cos)
+    tanh = staticmethod(np.tanh)
+    floor = staticmethod(np.floor)
+
+    @staticmethod
+    def erf(x):
+        return np.vectorize(lambda v: float(mpmath.erf(v)) if np.isfinite(v) else np.nan, otypes=[float])(x)
+
+    @staticmethod
+    def const(value: sp.Expr):
+        return float(value)
+
+    @staticmethod
+    def power(base, exp):
+        return np.power(base, exp)
+
+
+class _MpOps:
+    exp = staticmethod(np.frompyfunc(mpmath.exp, 1, 1))
+    sin = staticmethod(np.frompyfunc(mpmath.sin, 1, 1))
+    cos = staticmethod(np.frompyfunc(mpmath.cos, 1, 1))
+    tanh = staticmethod(np.frompyfunc(mpmath.tanh, 1, 1))
+    floor = staticmethod(np.frompyfunc(mpmath.floor, 1, 1))
+    erf = staticmethod(np.frompyfunc(mpmath.erf, 1, 1))
+
+    @staticmethod
+    def log(x):
+        return np.frompyfunc(lambda v: mpmath.log(v) if v > 0 else (mpmath.mpf("-inf") if v == 0 else mpmath.nan), 1, 1)(x)
+
+    @staticmethod
+    def const(value: sp.Expr):
+        if value in (sp.oo, -sp.oo, sp.zoo, sp.nan):
+            return mpmath.mpf(float(value)) if value != sp.zoo else mpmath.nan
+        return mpmath.mpf(sp.Float(value, mpmath.mp.dps).__str__()) if not value.is_Rational else mpmath.mpf(value.p) / value.q
+
+    @staticmethod
+    def power(base, exp):
+        def one(b, e):
+            try:
+                r = mpmath.power(b, e)
+            except (ZeroDivisionError, ValueError):
+                return mpmath.nan
+            return r if not isinstance(r, mpmath.mpc) else (r.real if abs(r.imag) < mpmath.mpf(10) ** (-40) else mpmath.nan)
+
+        return np.frompyfunc(one, 2, 1)(base, exp)
+
+
+def _opaque_coeffs(name: str, arity: int) -> np.ndarray:
+    rng = np.random.default_rng(zlib.crc32(f"{name}/{arity}".encode()))
+    return rng.uniform(0.3, 1.7, size=(max(arity, 1), 3))
+
+
+def _reduce(name: str, v, ops):
+    if ops is _FloatOps:
+        if name == "rmean":
+            r = v.mean(axis=-1, keepdims=True)
+        elif name == "rsum":
+            r = v.sum(axis=-1, keepdims=True)
+        elif name == "rmax":
+            r = v.max(axis=-1, keepdims=True)
+        elif name == "rmin":
+            r = v.min(axis=-1, keepdims=True)
+        else:  # rvar1
+            n = v.shape[-1]
+            r = v.var(axis=-1, keepdims=True, ddof=1) if n > 1 else np.full(v.shape[:-1] + (1,), np.nan)
+        return r
+    n = v.shape[-1]
+    rows = []
+    for row in v.reshape(-1, n):
+        vals = list(row)
+        if name == "rmean":
+            rows.append(mpmath.fsum(vals) / n)
+        elif name == "rsum":
+            rows.append(mpmath.fsum(vals))
+        elif name == "rmax":
+            rows.append(max(vals))
+        elif name == "rmin":
+            rows.append(min(vals))
+        else:
+            mean = mpmath.fsum(vals) / n
+            rows.append(mpmath.fsum((x - mean) ** 2 for x in vals) / (n - 1) if n > 1 else mpmath.nan)
+    return np.array(rows, dtype=object).reshape(v.shape[:-1] + (1,))
+
+
+def evaluate(expr: sp.Basic, env: dict[sp.Symbol, Any], ops=_FloatOps) -> Any:
+    """Evaluate ``expr`` on arrays (rows = sample points, last axis = vector entries)."""
+    memo: dict[sp.Basic, Any] = {}
+    return _ev(expr, env, ops, memo)
+
+
+def _ev(e: sp.Basic, env, ops, memo):
+    hit = memo.get(e)
+    if hit is not None:
+        return hit
+    out = _ev_inner(e, env, ops, memo)
+    memo[e] = out
+    return out
+
+
+def _ev_inner(e: sp.Basic, env, ops, memo):
+    if e.is_Symbol:
+        if e not in env:
+            raise _Unsupported(f"unbound symbol {e}")
+        return env[e]
+    if e.is_Number or e in (sp.oo, -sp.oo, sp.zoo, sp.nan) or e.is_NumberSymbol:
+        return ops.const(e)
+    if e is sp.true or e is sp.false:
+        return bool(e)
+    args = e.args
+    if isinstance(e, sp.Add):
+        out = _ev(args[0], env, ops, memo)
+        for a in args[1:]:
+            out = out + _ev(a, env, ops, memo)
+        return out
+    if isinstance(e, sp.Mul):
+        out = _ev(args[0], env, ops, memo)
+        for a in args[1:]:
+            out = out * _ev(a, env, ops, memo)
+        return out
+    if isinstance(e, sp.Pow):
+        base, exp = _ev(args[0], env, ops, memo), _ev(args[1], env, ops, memo)
+        if args[1] == -1:
+            return 1 / base
+        return ops.power(base, exp)
+    if isinstance(e, sp.exp):
+        return ops.exp(_ev(args[0], env, ops, memo))
+    if isinstance(e, sp.log):
+        v = _ev(args[0], env, ops, memo)
+        if ops is _FloatOps:
+            v = np.where(v > 0, v, np.nan) if isinstance(v, np.ndarray) else (v if v > 0 else np.nan)
+        return ops.log(v)
+    simple = {sp.sin: "sin", sp.cos: "cos", sp.tanh: "tanh", sp.erf: "erf", sp.floor: "floor"}
+    for cls, attr in simple.items():
+        if isinstance(e, cls):
+            return getattr(ops, attr)(_ev(args[0], env, ops, memo))
+    if isinstance(e, sp.Abs):
+        return abs(_ev(args[0], env, ops, memo))
+    if isinstance(e, sp.sign):
+        v = _ev(args[0], env, ops, memo)
+        return np.sign(v) if ops is _FloatOps else np.frompyfunc(lambda x: (x > 0) - (x < 0), 1, 1)(v)
+    if isinstance(e, (sp.Min, sp.Max)):
+        vals = [_ev(a, env, ops, memo) for a in args]
+        out = vals[0]
+        for v in vals[1:]:
+            b = np.broadcast_arrays(out, v)
+            out = np.where(b[0] <= b[1], b[0], b[1]) if isinstance(e, sp.Min) else np.where(b[0] >= b[1], b[0], b[1])
+        return out
+    if isinstance(e, sp.Mod):
+        a, b = _ev(args[0], env, ops, memo), _ev(args[1], env, ops, memo)
+        return a % b
+    if isinstance(e, sp.Piecewise):
+        result = None
+        taken = None
+        for value_expr, cond in args:
+            v = _ev(value_expr, env, ops, memo)
+            c = _ev(cond, env, ops, memo)
+            c = np.asarray(c, dtype=bool)
+            if result is None:
+                shape = np.broadcast_shapes(np.shape(v), np.shape(c))
+                result = np.broadcast_to(np.asarray(v, dtype=object if ops is _MpOps else float), shape).copy()
+                result[...] = np.nan if ops is _FloatOps else mpmath.nan
+                taken = np.zeros(shape, dtype=bool)
+            c = np.broadcast_to(c, result.shape)
+            pick = c & ~taken
+            result[pick] = np.broadcast_to(v, result.shape)[pick]
+            taken |= c
+        return result
+    if isinstance(e, sp.core.relational.Relational):
+        a, b = _ev(args[0], env, ops, memo), _ev(args[1], env, ops, memo)
+        op = e.rel_op
+        if op == "<":
+            return np.asarray(a < b, dtype=bool)
+        if op == "<=":
+            return np.asarray(a <= b, dtype=bool)
+        if op == ">":
+            return np.asarray(a > b, dtype=bool)
+        if op == ">=":
+            return np.asarray(a >= b, dtype=bool)
+        raise _Unsupported(op)
+    if isinstance(e, sp.And):
+        out = True
+        for a in args:
+            out = np.logical_and(out, _ev(a, env, ops, memo))
+        return out
+    if isinstance(e, sp.Or):
+        out = False
+        for a in args:
+            out = np.logical_or(out, _ev(a, env, ops, memo))
+        return out
+    if isinstance(e, sp.Not):
+        return np.logical_not(_ev(args[0], env, ops, memo))
+    if isinstance(e, AppliedUndef):
+        name = e.func.__name__
+        if name in REDUCTIONS:
+            return _reduce(name, _broadcast_vec(_ev(args[0], env, ops, memo)), ops)
+        if name == "pick":
+            v = _broadcast_vec(_ev(args[0], env, ops, memo))
+            return v[..., :1]
+        vals = [_ev(a, env, ops, memo) for a in args]
+        coeffs = _opaque_coeffs(name, len(vals))
+        out = 0
+        for (a, b, c), v in zip(coeffs, vals):
+            scale = ops.const(sp.Rational(str(round(float(a), 6))))
+            shift = ops.const(sp.Rational(str(round(float(b), 6))))
+            weight = ops.const(sp.Rational(str(round(float(c), 6))))
+            out = out + weight * ops.sin(scale * v + shift) + v * scale / 3
+        return out
+    raise _Unsupported(type(e).__name__)
+
+
+def _broadcast_vec(v):
+    arr = np.asarray(v) if not isinstance(v, np.ndarray) else v
+    if arr.ndim == 0:
+        arr = arr.reshape(1, 1)
+    return arr
+
+
+# ============================================================================== the screen
+@dataclass
+class Decision:
+    kind: str  # proven | numerically-equivalent | not-equivalent | undecided
+    seconds: float = 0.0
+    sign: int = 1
+    counterexample: dict[str, Any] | None = None
+    reason: str = ""
+    method: str = ""
+
+    @property
+    def equivalent(self) -> bool:
+        return self.kind in ("proven", "numerically-equivalent")
+
+
+def reduction_symbols(expr: sp.Basic) -> set[sp.Symbol]:
+    out: set[sp.Symbol] = set()
+    for node in sp.preorder_traversal(expr):
+        if isinstance(node, AppliedUndef) and (node.func.__name__ in REDUCTIONS or node.func.__name__ == "pick"):
+            out |= node.free_symbols
+    return out
+
+
+def sample_env(symbols: list[sp.Symbol], vector: set[sp.Symbol], positive: set[sp.Symbol], n: int, seed: int = 7):
+    """Deterministic sample points: positives in (0.1, 2), probabilities in (0.05, 0.95), mixed signs."""
+    rng = np.random.default_rng(seed)
+    env = {}
+    third = max(n // 5, 1)
+    for s in symbols:
+        width = VECTOR_LEN if s in vector else 1
+        pos = rng.uniform(0.1, 2.0, size=(n, width))
+        prob = rng.uniform(0.05, 0.95, size=(n, width))
+        mixed = rng.uniform(-2.0, 2.0, size=(n, width))
+        vals = pos.copy()
+        vals[third : 2 * third] = prob[third : 2 * third]
+        if s not in positive:
+            vals[2 * third :] = mixed[2 * third :]
+        env[s] = vals
+    return env
+
+
+def _close(a, b):
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    a, b = np.broadcast_arrays(a, b)
+    valid = np.isfinite(a) & np.isfinite(b)
+    tol = REL_TOL * (1 + np.abs(a) + np.abs(b))
+    return valid, np.abs(a - b) <= tol
+
+
+def screen(
+    a: sp.Expr, b: sp.Expr, *, positive: set[sp.Symbol] = frozenset(), sign: str = "exact", samples: int = SAMPLES
+) -> Decision:
+    """Numeric screen: equal on every valid point, or a confirmed counterexample, or inconclusive.
+
+    Symbols reduced on both sides are vectors; when that leaves too few defined points (a variance of a
+    scalar), symbols reduced on either side become vectors and the screen runs once more."""
+    started = time.perf_counter()
+    if expr_nodes(a, MAX_EVAL_NODES) >= MAX_EVAL_NODES or expr_nodes(b, MAX_EVAL_NODES) >= MAX_EVAL_NODES:
+        return Decision("undecided", time.perf_counter() - started, reason="expression too large to evaluate")
+    ra, rb = reduction_symbols(a), reduction_symbols(b)
+    result = _screen(a, b, ra & rb, positive, sign, samples, started)
+    if result.kind == "undecided" and (ra | rb) != (ra & rb):
+        result = _screen(a, b, ra | rb, positive, sign, samples, started)
+    return result
+
+
+def _screen(a, b, vector, positive, sign, samples, started) -> Decision:
+    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
+    env = sample_env(symbols, vector, set(positive), samples)
+    try:
+        with np.errstate(all="ignore"):
+            va = evaluate(a, env)
+            vb = evaluate(b, env)
+    except (_Unsupported, TypeError, ValueError, OverflowError, ZeroDivisionError, RecursionError) as exc:
+        return Decision("undecided", time.perf_counter() - started, reason=f"cannot evaluate: {exc}"[:120])
+    signs = (1, -1) if sign == "either" else (1,)
+    first_failure = None
+    for s in signs:
+        with np.errstate(all="ignore"):
+            valid, close = _close(va, s * np.asarray(vb, dtype=float) if not isinstance(vb, bool) else vb)
+        n_valid = int(valid.reshape(valid.shape[0], -1).all(axis=1).sum()) if valid.ndim > 1 else int(valid.sum())
+        bad = valid & ~close
+        if not bad.any():
+            if n_valid >= max(4, samples // 8):
+                return Decision("numerically-equivalent", time.perf_counter() - started, sign=s, method="numeric")
+            continue
+        if first_failure is None:
+            row = int(np.argwhere(bad.reshape(bad.shape[0], -1).any(axis=1))[0][0])
+            confirmed = _confirm(a, b, env, row, s)
+            if confirmed is None:
+                # float rounding, not a real difference at this point: drop the point and re-judge
+                keep = np.ones(bad.shape[0], dtype=bool)
+                keep[row] = False
+                rest = bad.reshape(bad.shape[0], -1)[keep]
+                if not rest.any():
+                    return Decision("numerically-equivalent", time.perf_counter() - started, sign=s, method="numeric")
+                continue
+            first_failure = confirmed
+    if first_failure is not None:
+        return Decision(
+            "not-equivalent", time.perf_counter() - started, counterexample=first_failure, reason="confirmed at 50 digits"
+        )
+    return Decision("undecided", time.perf_counter() - started, reason="too few points where both sides are defined")
+
+
+def _confirm(a: sp.Expr, b: sp.Expr, env, row: int, s: int) -> dict[str, Any] | None:
+    """Re-evaluate one sample point with 50-digit arithmetic; the counterexample if the gap is real."""
+    with mpmath.workdps(50):
+        point = {sym_: env[sym_][row : row + 1] for sym_ in env}
+        mp_env = {k: np.array([[mpmath.mpf(repr(float(x))) for x in v[0]]], dtype=object) for k, v in point.items()}
+        try:
+            va = _broadcast_vec(evaluate(a, mp_env, _MpOps))
+            vb = _broadcast_vec(evaluate(b, mp_env, _MpOps))
+        except (_Unsupported, TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
+            return None
+        va, vb = np.broadcast_arrays(va, vb)
+        for x, y in zip(va.ravel(), vb.ravel()):
+            try:
+                if mpmath.isnan(x) or mpmath.isnan(y) or mpmath.isinf(x) or mpmath.isinf(y):
+                    continue
+                gap = abs(x - s * y)
+                if gap > mpmath.mpf(10) ** (-30) * (1 + abs(x) + abs(y)):
+                    values = {}
+                    for k, v in point.items():
+                        vals = [float(f"{float(t):.6g}") for t in v[0]]
+                        values[k.name] = vals[0] if len(vals) == 1 else vals
+                    return {
+                        "values": dict(sorted(values.items())),
+                        "paper": float(f"{float(x):.8g}"),
+                        "code": float(f"{float(y) * s:.8g}"),
+                    }
+            except (TypeError, ValueError):
+                continue
+    return None
+
+
+# ============================================================================== proofs in a worker
+def _prove_task(a: sp.Expr, b: sp.Expr, positive: list[str], sign: int) -> str:
+    diff = a - sign * b
+    if diff == 0 or sp.expand(diff) == 0:
+        return "expand"
+    has_branches = any(isinstance(n, (sp.Min, sp.Max, sp.Piecewise, sp.Abs)) for n in sp.preorder_traversal(diff))
+    if has_branches:
+        if _z3_equal(a, sign * b, set(positive)):
+            return "z3"
+    pos = {s: sp.Symbol(s.name, positive=True) for s in diff.free_symbols if s.name in positive}
+    d2 = diff.xreplace(pos) if pos else diff
+    if sp.simplify(d2) == 0:
+        return "simplify"
+    if not has_branches and _z3_equal(a, sign * b, set(positive)):
+        return "z3"
+    return ""
+
+
+def _z3_equal(a: sp.Expr, b: sp.Expr, positive: set[str]) -> bool:
+    import z3
+
+    builder = _Z3Builder(z3)
+    try:
+        za, zb = builder.build(a), builder.build(b)
+    except _Unsupported:
+        return False
+    solver = z3.Solver()
+    solver.set("timeout", 20000)
+    for name, var in builder.vars.items():
+        if name in positive:
+            solver.add(var > 0)
+    solver.add(*builder.side)
+    solver.add(za != zb)
+    return solver.check() == z3.unsat
+
+
+class _Z3Builder:
+    """SymPy -> z3 reals; exp/log/sqrt/reductions become uninterpreted functions (sound for proving)."""
+
+    def __init__(self, z3):
+        self.z3 = z3
+        self.vars: dict[str, Any] = {}
+        self.funcs: dict[tuple[str, int], Any] = {}
+        self.side: list = []
+        self.memo: dict = {}
+
+    def fn(self, name: str, arity: int):
+        key = (name, arity)
+        if key not in self.funcs:
+            self.funcs[key] = self.z3.Function(name, *([self.z3.RealSort()] * (arity + 1)))
+        return self.funcs[key]
+
+    def build(self, e: sp.Basic):
+        if e in self.memo:
+            return self.memo[e]
+        out = self._build(e)
+        self.memo[e] = out
+        return out
+
+    def _build(self, e: sp.Basic):
+        z3 = self.z3
+        if e.is_Symbol:
+            if e.name not in self.vars:
+                self.vars[e.name] = z3.Real(e.name)
+            return self.vars[e.name]
+        if e.is_Integer:
+            return z3.RealVal(int(e))
+        if e.is_Rational:
+            return z3.RealVal(int(e.p)) / z3.RealVal(int(e.q))
+        if e.is_Float:
+            return z3.RealVal(str(sp.Rational(e)))
+        if e is sp.true or e is sp.false:
+            return z3.BoolVal(bool(e))
+        args = [self.build(a) for a in e.args] if not isinstance(e, sp.Piecewise) else None
+        if isinstance(e, sp.Add):
+            return z3.Sum(*args)
+        if isinstance(e, sp.Mul):
+            return z3.Product(*args)
+        if isinstance(e, sp.Pow):
+            exp = e.args[1]
+            if exp.is_Integer and abs(int(exp)) <= 8:
+                k = int(exp)
+                if k == 0:
+                    return z3.RealVal(1)
+                prod = z3.Product(*([args[0]] * abs(k))) if abs(k) > 1 else args[0]
+                if k < 0:
+                    self.side.append(args[0] != 0)
+                    return 1 / prod
+                return prod
+            return self.fn("pow", 2)(args[0], args[1])
+        if isinstance(e, sp.Min):
+            out = args[0]
+            for v in args[1:]:
+                out = z3.If(out <= v, out, v)
+            return out
+        if isinstance(e, sp.Max):
+            out = args[0]
+            for v in args[1:]:
+                out = z3.If(out >= v, out, v)
+            return out
+        if isinstance(e, sp.Abs):
+            return z3.If(args[0] >= 0, args[0], -args[0])
+        if isinstance(e, sp.Piecewise):
+            out = None
+            for value, cond in reversed(e.args):
+                v = self.build(value)
+                out = v if out is None else z3.If(self.build(cond), v, out)
+            return out
+        if isinstance(e, sp.core.relational.Relational):
+            return {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y, ">": lambda x, y: x > y, ">=": lambda x, y: x >= y,
+                    "==": lambda x, y: x == y, "!=": lambda x, y: x != y}[e.rel_op](*args)
+        if isinstance(e, sp.And):
+            return z3.And(*args)
+        if isinstance(e, sp.Or):
+            return z3.Or(*args)
+        if isinstance(e, sp.Not):
+            return z3.Not(*args)
+        if isinstance(e, sp.Function) or isinstance(e, AppliedUndef):
+            return self.fn(type(e).__name__ if not isinstance(e, AppliedUndef) else e.func.__name__, len(args))(*args)
+        raise _Unsupported(type(e).__name__)
+
+
+def _worker_main(conn) -> None:  # pragma: no cover - runs in the child process
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        a, b, positive, sign = task
+        try:
+            conn.send(_prove_task(a, b, positive, sign))
+        except Exception as exc:  # noqa: BLE001 - anything SymPy/z3 raise only means "no proof"
+            conn.send(f"!{type(exc).__name__}")
+
+
+class ProofWorker:
+    """One warm child process; a task that overruns its timeout kills it (a new one starts on demand)."""
+
+    def __init__(self) -> None:
+        self.proc = None
+        self.conn = None
+
+    def _start(self) -> None:
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        parent, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        self.proc.start()
+        child.close()
+        self.conn = parent
+
+    def run(self, task: tuple, timeout: float) -> str | None:
+        if self.proc is None or not self.proc.is_alive():
+            self._start()
+        try:
+            self.conn.send(task)
+            if self.conn.poll(timeout):
+                return self.conn.recv()
+        except (OSError, EOFError, BrokenPipeError, TypeError, AttributeError):
+            pass
+        self.stop()
+        return None
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.join(1.0)
+            if self.proc.is_alive():
+                self.proc.kill()
+                self.proc.join(1.0)
+        if self.conn is not None:
+            self.conn.close()
+        self.proc = None
+        self.conn = None
+
+
+_WORKER = ProofWorker()
+atexit.register(_WORKER.stop)
+
+
+def prove(a: sp.Expr, b: sp.Expr, *, positive: set[str] = frozenset(), sign: int = 1, timeout: float = 5.0) -> str | None:
+    """The proof method that succeeded, "" if none did, None when it ran out of time."""
+    result = _WORKER.run((a, b, sorted(positive), sign), timeout)
+    if result is None:
+        return None
+    return result if not result.startswith("!") else ""
+
+
+def decide(
+    a: sp.Expr,
+    b: sp.Expr,
+    *,
+    positive: set[str] = frozenset(),
+    sign: str = "exact",
+    timeout: float = 5.0,
+    proof_budget: float | None = None,
+) -> Decision:
+    """Screen, confirm, then prove; ``proof_budget`` caps the bonus proof after a numeric pass."""
+    started = time.perf_counter()
+    pos_syms = {s for s in a.free_symbols | b.free_symbols if s.name in positive}
+    result = screen(a, b, positive=pos_syms, sign=sign)
+    if result.kind == "not-equivalent":
+        result.seconds = time.perf_counter() - started
+        return result
+    budget = timeout if result.kind == "undecided" else min(timeout, proof_budget if proof_budget is not None else timeout)
+    signs = [result.sign] if result.kind == "numerically-equivalent" else ([1, -1] if sign == "either" else [1])
+    for s in signs:
+        remaining = budget - (time.perf_counter() - started)
+        if remaining <= 0.01:
+            break
+        method = prove(a, b, positive=set(positive), sign=s, timeout=remaining)
+        if method:
+            return Decision("proven", time.perf_counter() - started, sign=s, method=method)
+        if method is None:
+            break
+    if result.kind == "numerically-equivalent":
+        result.seconds = time.perf_counter() - started
+        return result
+    spent = time.perf_counter() - started
+    return Decision("undecided", spent, reason=f"undecided after {spent:.1f} s ({result.reason})")
+
+
+# ============================================================================== reductions
+_BOUND_NAMES = re.compile(r"^(n|N|B|batch_size|bsz|bs|numel|num_\w+|n_\w+|\w+_dim|\w+_size)$")
+
+
+def strip_reductions(expr: sp.Expr, bounds: frozenset = frozenset()) -> sp.Expr:
+    """Remove outer mean/sum/expectation (also inside a constant factor, term by term, and 1/N of a sum)."""
+    for _ in range(8):
+        new = _strip_once(expr, bounds)
+        if new == expr:
+            return expr
+        expr = new
+    return expr
+
+
+def _is_outer_reduction(e: sp.Basic) -> bool:
+    return isinstance(e, AppliedUndef) and e.func.__name__ in ("rmean", "rsum")
+
+
+def _strip_once(e: sp.Expr, bounds: frozenset) -> sp.Expr:
+    if _is_outer_reduction(e):
+        return e.args[0]
+    if isinstance(e, sp.Mul):
+        reds = [f for f in e.args if _is_outer_reduction(f)]
+        if len(reds) == 1:
+            red = reds[0]
+            rest = []
+            for f in e.args:
+                if f is red:
+                    continue
+                if (
+                    red.func.__name__ == "rsum"
+                    and isinstance(f, sp.Pow)
+                    and f.args[1] == -1
+                    and isinstance(f.args[0], sp.Symbol)
+                    and (f.args[0] in bounds or _BOUND_NAMES.match(f.args[0].name))
+                ):
+                    continue
+                rest.append(f)
+            if all(not r.free_symbols or not _has_reduction(r) for r in rest):
+                return sp.Mul(*rest, red.args[0])
+    if isinstance(e, sp.Add):
+        terms = [_strip_once(t, bounds) if _has_outer(t) else t for t in e.args]
+        return sp.Add(*terms)
+    return e
+
+
+def _has_outer(t: sp.Expr) -> bool:
+    return _is_outer_reduction(t) or (isinstance(t, sp.Mul) and any(_is_outer_reduction(f) for f in t.args))
+
+
+def _has_reduction(e: sp.Basic) -> bool:
+    return any(isinstance(n, AppliedUndef) and n.func.__name__ in REDUCTIONS for n in sp.preorder_traversal(e))
+
+
+# ============================================================================== symbol names
+_FILLER = {"t", "i", "j", "k", "tm1", "tp1", "n", "the", "of", "self", "data", "batch", "hat", "tilde"}
+
+
+@dataclass(frozen=True)
+class _Canon:
+    tokens: frozenset
+    whole: str
+
+
+def _synonym_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for group in api_table().synonyms:
+        head = group[0]
+        for word in group:
+            index.setdefault(word.strip("_"), head)
+    return index
+
+
+_SYN: dict[str, str] | None = None
+
+
+def canonical(name: str) -> _Canon:
+    global _SYN
+    if _SYN is None:
+        _SYN = _synonym_index()
+    raw = re.sub(r"__\d+$", "", name)
+    raw = raw.replace("self.", "").replace("['", "_").replace("']", "").replace('["', "_").replace('"]', "")
+    raw = re.sub(r"([a-z])([A-Z])", r"\1_\2", raw).lower()
+    parts = [p for p in re.split(r"[^a-z0-9]+", raw) if p]
+    whole = "_".join(parts)
+    if whole in _SYN:
+        return _Canon(frozenset({_SYN[whole]}), _SYN[whole])
+    tokens: set[str] = set()
+    i = 0
+    while i < len(parts):
+        for span in (3, 2, 1):
+            chunk = parts[i : i + span]
+            if len(chunk) < span:
+                continue
+            joined = "_".join(chunk)
+            glued = "".join(chunk)
+            if joined in _SYN or glued in _SYN:
+                tokens.add(_SYN.get(joined) or _SYN[glued])
+                i += span
+                break
+        else:
+            tok = parts[i]
+            m = re.fullmatch(r"([a-z]+)(\d+)", tok)
+            if m and m.group(1) in _SYN:
+                tokens.add(_SYN[m.group(1)])
+                tokens.add(m.group(2))
+            else:
+                tokens.add(tok)
+            i += 1
+    meaningful = {t for t in tokens if t not in _FILLER}
+    return _Canon(frozenset(meaningful or tokens), whole)
+
+
+def similarity(paper: str, code: str) -> float:
+    if paper == code:
+        return 1.0
+    a, b = canonical(paper), canonical(code)
+    if a.whole == b.whole:
+        return 1.0
+    if not a.tokens or not b.tokens:
+        return 0.0
+    if a.tokens == b.tokens:
+        return 0.95
+    inter = len(a.tokens & b.tokens)
+    return inter / len(a.tokens | b.tokens)
+
+
+# ============================================================================== matching
+@dataclass
+class MatchResult:
+    decision: Decision
+    mapping: dict[str, str]  # paper symbol -> code name / expression text
+    how: dict[str, str]  # paper symbol -> spec | name | identity | search
+    name_inconsistent: list[str] = field(default_factory=list)
+    paper_expr: sp.Expr | None = None  # the paper formula with the mapping applied
+    tried: int = 0
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str  # code name as shown to the user
+    expr: sp.Expr
+
+
+def match(
+    paper: sp.Expr,
+    code: sp.Expr,
+    targets: list[Target],
+    fixed: dict[sp.Symbol, Target],
+    *,
+    positive: set[str] = frozenset(),
+    sign: str = "exact",
+    timeout: float = 5.0,
+    proof_budget: float = 1.0,
+    budget: int = MAX_ASSIGNMENTS,
+) -> MatchResult:
+    """Map paper symbols to code values (spec first, then names, then a bounded numeric search) and decide."""
+    mapping: dict[sp.Symbol, Target] = dict(fixed)
+    how = {s.name: "spec" for s in fixed}
+    code_leaves = {s.name: s for s in code.free_symbols}
+    for s in sorted(paper.free_symbols, key=lambda x: x.name):
+        if s not in mapping and s.name in code_leaves:
+            mapping[s] = Target(s.name, code_leaves[s.name])
+            how[s.name] = "identity"
+    rest = sorted((s for s in paper.free_symbols if s not in mapping), key=lambda x: x.name)
+    used = {t.name for t in mapping.values()}
+    pool = [t for t in targets if t.name not in used]
+    choices: list[list[tuple[float, Target]]] = []
+    width = 4 if len(rest) <= 4 else (3 if len(rest) <= 6 else 2)
+    logged = set().union(*(n.args[0].free_symbols for n in sp.preorder_traversal(paper) if isinstance(n, sp.log)))
+    for s in rest:
+        ranked = sorted(((_target_similarity(s, t, s in logged), t) for t in pool), key=lambda x: (-x[0], x[1].name))
+        choices.append(ranked[: width + 2] if ranked and ranked[0][0] < 0.3 else ranked[:width])
+    assignments = _ranked_assignments(choices, budget)
+    best_names = assignments[0] if assignments else ()
+    tried = 0
+    first_fail: tuple[Decision, dict] | None = None
+    pos_syms = {s for s in code.free_symbols if s.name in positive}
+    for assignment in assignments or [()]:
+        tried += 1
+        full = dict(mapping)
+        for s, (_, t) in zip(rest, assignment):
+            full[s] = t
+        candidate = paper.xreplace({s: t.expr for s, t in full.items()})
+        quick = screen(candidate, code, positive=pos_syms, sign=sign, samples=QUICK_SAMPLES)
+        if quick.kind == "not-equivalent":
+            if first_fail is None:
+                first_fail = (quick, full)
+            continue
+        decision = decide(candidate, code, positive=positive, sign=sign, timeout=timeout, proof_budget=proof_budget)
+        if decision.kind == "not-equivalent":
+            if first_fail is None:
+                first_fail = (decision, full)
+            continue
+        inconsistent = _inconsistent(rest, assignment, choices) if assignment != best_names else []
+        hows = dict(how)
+        for s, (score, _) in zip(rest, assignment):
+            hows[s.name] = "name" if assignment == best_names and score >= 0.3 else "search"
+        return MatchResult(decision, _show(full), hows, inconsistent, candidate, tried)
+    if first_fail is None:
+        return MatchResult(Decision("undecided", reason="nothing to compare"), _show(mapping), how, [], None, tried)
+    decision, full = first_fail
+    # report the mismatch under the name-best mapping (what a reader expects), with its counterexample
+    full = dict(mapping)
+    for s, (_, t) in zip(rest, best_names):
+        full[s] = t
+    candidate = paper.xreplace({s: t.expr for s, t in full.items()})
+    named = screen(candidate, code, positive=pos_syms, sign=sign)
+    if named.kind == "not-equivalent":
+        decision = named
+    hows = dict(how)
+    for s, (score, _) in zip(rest, best_names):
+        hows[s.name] = "name" if score >= 0.3 else "search"
+    return MatchResult(decision, _show(full), hows, [], candidate, tried)
+
+
+def _target_similarity(s: sp.Symbol, t: Target, logged: bool) -> float:
+    """Name similarity; a paper probability under a log prefers exp(code log-prob) and vice versa."""
+    if t.name.startswith("exp(") and t.name.endswith(")"):
+        base = similarity(s.name, t.name[4:-1])
+        return base + 0.1 if logged else base - 0.1
+    return similarity(s.name, t.name)
+
+
+def _show(mapping: dict[sp.Symbol, Target]) -> dict[str, str]:
+    return {s.name: t.name for s, t in sorted(mapping.items(), key=lambda kv: kv[0].name)}
+
+
+def _ranked_assignments(choices: list[list[tuple[float, Target]]], budget: int) -> list[tuple]:
+    if not choices:
+        return []
+    if any(not c for c in choices):
+        return []
+    combos = []
+    for combo in itertools.islice(itertools.product(*choices), 20000):
+        names = [t.name for _, t in combo]
+        if len(set(names)) != len(names):
+            continue
+        combos.append(combo)
+    combos.sort(key=lambda c: (-sum(score for score, _ in c), [t.name for _, t in c]))
+    return combos[:budget]
+
+
+def _inconsistent(rest: list[sp.Symbol], assignment: tuple, choices: list) -> list[str]:
+    out = []
+    for s, (score, target), ranked in zip(rest, assignment, choices):
+        best_score, best = ranked[0]
+        if best.name != target.name and best_score >= 0.5 and best_score > score + 0.2:
+            out.append(f"{s.name}->{target.name} although {best.name} matches the name")
+    return out

@@ -1,0 +1,829 @@
+"""Paper formulas (SymPy syntax, SA-Bench ASCII, or LaTeX) as SymPy expressions.
+
+Off-the-shelf LaTeX parsers silently misread papers (``\\log`` as base 10, ``\\gamma`` as Euler's constant,
+truncated parses), so LaTeX is read by a small recursive-descent parser written for what papers write, and
+SymPy syntax goes through ``parse_expr`` with a local dictionary that makes every name a plain real symbol
+(``beta``, ``gamma``, ``N``, ``S``, ``Q``, ``E`` are never SymPy's specials). Anything left over is an
+error naming its position, never a silently wrong formula.
+"""
+
+from __future__ import annotations
+
+import io
+import keyword
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+import sympy as sp
+from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr
+
+from verifier.analysis.code_sympy import PICK, RMAX, RMEAN, RMIN, RSUM, sym
+
+
+class FormulaSyntaxError(ValueError):
+    def __init__(self, message: str, position: int):
+        super().__init__(f"{message} (at position {position})")
+        self.position = position
+        self.reason = message
+
+
+@dataclass
+class Formula:
+    expr: sp.Expr
+    lhs: str | None  # the name on the left of `=` / `\leftarrow`, if any
+    sum_bounds: frozenset = field(default_factory=frozenset)  # symbols N of \sum_{i=1}^{N} (for 1/N sum = mean)
+    text: str = ""
+
+
+def _sigmoid(x):
+    return 1 / (1 + sp.exp(-x))
+
+
+def _clamp(x, lo=None, hi=None):
+    out = x
+    if lo is not None:
+        out = sp.Max(out, lo)
+    if hi is not None:
+        out = sp.Min(out, hi)
+    return out
+
+
+def _var(x):
+    return RMEAN((x - RMEAN(x)) ** 2)
+
+
+FUNCTIONS = {
+    "exp": sp.exp,
+    "log": lambda x, b=None: sp.log(x) if b is None else sp.log(x) / sp.log(b),
+    "ln": sp.log,
+    "log1p": lambda x: sp.log(1 + x),
+    "sqrt": sp.sqrt,
+    "sigmoid": _sigmoid,
+    "logsigmoid": lambda x: -sp.log(1 + sp.exp(-x)),
+    "softplus": lambda x: sp.log(1 + sp.exp(x)),
+    "tanh": sp.tanh,
+    "relu": lambda x: sp.Max(x, 0),
+    "abs": sp.Abs,
+    "Abs": sp.Abs,
+    "min": sp.Min,
+    "Min": sp.Min,
+    "max": sp.Max,
+    "Max": sp.Max,
+    "clip": _clamp,
+    "clamp": _clamp,
+    "mean": RMEAN,
+    "sum": RSUM,
+    "rmax": RMAX,
+    "rmin": RMIN,
+    "pick": PICK,
+    "var": _var,
+    "std": lambda x: sp.sqrt(_var(x)),
+    "softmax": lambda x: sp.exp(x) / RSUM(sp.exp(x)),
+    "log_softmax": lambda x: x - sp.log(RSUM(sp.exp(x))),
+    "logsumexp": lambda x: sp.log(RSUM(sp.exp(x))),
+    "norm": lambda x: sp.sqrt(RSUM(x**2)),
+    "erf": sp.erf,
+    "sin": sp.sin,
+    "cos": sp.cos,
+    "Piecewise": sp.Piecewise,
+}
+
+_UNICODE = {
+    "−": "-", "–": "-", "×": "*", "·": "*", "⋅": "*", "∗": "*", "÷": "/", "√": "sqrt", "²": "**2", "³": "**3",
+    "≤": "<=", "≥": ">=", "←": "<-", "∞": "oo", "⁻¹": "**(-1)", "ᵀ": "", "‖": "|",
+}
+_GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon", "ζ": "zeta",
+    "η": "eta", "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda_", "μ": "mu", "ν": "nu", "ξ": "xi",
+    "π": "pi", "ρ": "rho", "σ": "sigma", "τ": "tau", "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega",
+    "Γ": "Gamma", "Δ": "Delta", "Θ": "Theta", "Λ": "Lambda", "Σ": "Sigma", "Φ": "Phi", "Ψ": "Psi", "Ω": "Omega",
+}
+
+
+# ================================================================================ SymPy syntax / ASCII
+def parse_sympy(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formula:
+    """SymPy-syntax or SA-Bench ASCII formula (``Pr(i > j) = 1 / (1 + exp(-(Q_i - Q_j) / s))``)."""
+    if "\\" in text:
+        raise FormulaSyntaxError("LaTeX command in a SymPy-syntax formula: give it as `latex:`", text.index("\\"))
+    original = text
+    for k, v in {**_UNICODE, **_GREEK}.items():
+        text = text.replace(k, v)
+    lhs, rhs, offset = _split_assignment(text)
+    if not rhs.strip():
+        raise FormulaSyntaxError("empty formula", offset)
+    tokens = _tokens(rhs, offset)
+    pieces: list[str] = []
+    local: dict = {}
+    user_functions = set(functions)
+    i = 0
+    while i < len(tokens):
+        kind, value, pos = tokens[i]
+        nxt = tokens[i + 1][1] if i + 1 < len(tokens) else None
+        if kind == tokenize.NAME:
+            if keyword.iskeyword(value) or value.startswith("__"):
+                raise FormulaSyntaxError(f"unexpected `{value}`", pos)
+            if nxt == "(" and value in user_functions:
+                local[value] = sp.Function(value)
+            elif nxt == "(" and value in FUNCTIONS:
+                local[value] = FUNCTIONS[value]
+            elif nxt == "(":
+                # An unknown function applied to arguments (pi(y_w), Q(s, a)) is one opaque quantity.
+                close = _matching(tokens, i + 1)
+                inner = "_".join(_clean(t[1]) for t in tokens[i + 2 : close] if _clean(t[1]))
+                name = f"{value}__{inner}" if inner else value
+                local[name] = sym(name)
+                pieces.append(name)
+                i = close + 1
+                continue
+            else:
+                local[value] = sym(value)
+            pieces.append(value)
+        elif kind == tokenize.OP and value in (".", ";", ":", "@", "[", "]", "{", "}", "!", "="):
+            if value in ("[", "]"):
+                pieces.append("(" if value == "[" else ")")
+            elif value == "=" or (value == "." and not pieces):
+                raise FormulaSyntaxError(f"unexpected `{value}`", pos)
+            else:
+                raise FormulaSyntaxError(f"unexpected `{value}`", pos)
+        elif kind == tokenize.ERRORTOKEN and value.strip():
+            raise FormulaSyntaxError(f"unexpected character `{value}`", pos)
+        else:
+            pieces.append(value)
+        i += 1
+    body = " ".join(pieces)
+    if "|" in body:
+        body = _abs_bars(body, offset)
+    local.setdefault("oo", sp.oo)
+    try:
+        expr = parse_expr(
+            body,
+            local_dict=local,
+            global_dict={"Integer": sp.Integer, "Float": sp.Float, "Rational": sp.Rational},
+            transformations=(auto_number, convert_xor),
+            evaluate=True,
+        )
+    except FormulaSyntaxError:
+        raise
+    except SyntaxError as exc:
+        raise FormulaSyntaxError(f"does not parse: {exc.msg}", offset + max((exc.offset or 1) - 1, 0)) from None
+    except (TypeError, ValueError, NameError, AttributeError, ZeroDivisionError, RecursionError) as exc:
+        raise FormulaSyntaxError(f"does not parse: {type(exc).__name__}: {str(exc)[:80]}", offset) from None
+    return _checked(expr, lhs, frozenset(), original)
+
+
+def _abs_bars(body: str, offset: int) -> str:
+    out, open_ = [], False
+    for ch in body:
+        if ch == "|":
+            out.append(")" if open_ else "Abs(")
+            open_ = not open_
+        else:
+            out.append(ch)
+    if open_:
+        raise FormulaSyntaxError("unbalanced `|`", offset)
+    return "".join(out)
+
+
+def _split_assignment(text: str) -> tuple[str | None, str, int]:
+    """Keep the right-hand side of the last top-level `=` or `<-` (not `==`, `<=`, `>=`, `!=`)."""
+    depth, cut, cut_len = 0, -1, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and ch == "=" and (i == 0 or text[i - 1] not in "<>!=:") and text[i + 1 : i + 2] != "=":
+            cut, cut_len = i, 1
+        elif depth == 0 and text.startswith("<-", i):
+            cut, cut_len = i, 2
+        elif depth == 0 and text.startswith(":=", i):
+            cut, cut_len = i, 2
+    if cut < 0:
+        return None, text, 0
+    lhs = text[:cut].strip() or None
+    return lhs, text[cut + cut_len :], cut + cut_len
+
+
+def _tokens(text: str, offset: int) -> list[tuple[int, str, int]]:
+    out = []
+    line_starts = [0]
+    for line in text.splitlines(keepends=True):
+        line_starts.append(line_starts[-1] + len(line))
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text.replace("\n", " ")).readline):
+            if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
+                continue
+            if tok.type == tokenize.STRING:
+                raise FormulaSyntaxError("a string is not a formula", offset + tok.start[1])
+            out.append((tok.type, tok.string, offset + tok.start[1]))
+    except tokenize.TokenError as exc:
+        raise FormulaSyntaxError(f"does not parse: {exc.args[0]}", offset + len(text)) from None
+    except IndentationError as exc:
+        raise FormulaSyntaxError("does not parse", offset + (exc.offset or 0)) from None
+    return out
+
+
+def _matching(tokens: list, open_index: int) -> int:
+    depth = 0
+    for j in range(open_index, len(tokens)):
+        if tokens[j][1] in "([{":
+            depth += 1
+        elif tokens[j][1] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return j
+    raise FormulaSyntaxError("unclosed `(`", tokens[open_index][2])
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"\W+", "", text.replace("-", "m").replace("+", "p"))
+
+
+def _checked(expr, lhs: str | None, bounds: frozenset, text: str) -> Formula:
+    if isinstance(expr, tuple):
+        raise FormulaSyntaxError("a tuple is not a formula (stray `,`?)", 0)
+    if not isinstance(expr, sp.Expr):
+        raise FormulaSyntaxError(f"not an expression: {type(expr).__name__}", 0)
+    for s in expr.free_symbols:
+        if re.search(r"[\\{}]", s.name):
+            raise FormulaSyntaxError(f"LaTeX left in symbol `{s.name}`", text.find(s.name[:3]) if text else 0)
+    return Formula(expr=expr, lhs=lhs, sum_bounds=bounds, text=text)
+
+
+# ================================================================================ LaTeX
+_GREEK_CMDS = {
+    "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta", "iota",
+    "kappa", "lambda", "mu", "nu", "xi", "pi", "rho", "varrho", "sigma", "tau", "upsilon", "phi", "varphi",
+    "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi",
+    "Omega", "ell",
+}
+_SKIP_CMDS = {
+    "left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr", ",", ";",
+    ":", "!", " ", "quad", "qquad", "displaystyle", "textstyle", "limits", "nolimits", "middle",
+}
+_ACCENTS = {"hat": "hat", "widehat": "hat", "bar": "bar", "overline": "bar", "tilde": "tilde", "widetilde": "tilde",
+            "dot": "dot", "vec": "", "mathbf": "", "boldsymbol": "", "bm": "", "mathcal": "", "mathrm": "",
+            "mathit": "", "text": "", "textrm": "", "operatorname": "", "mathsf": "", "mathtt": "", "mathbb": ""}
+_FUNC_CMDS = {"log": "log", "ln": "log", "exp": "exp", "tanh": "tanh", "sin": "sin", "cos": "cos", "sqrt": "sqrt",
+              "min": "min", "max": "max", "arg": None}
+_WORD_FUNCS = {"clip": "clip", "clamp": "clip", "softmax": "softmax", "sigmoid": "sigmoid", "relu": "relu",
+               "ReLU": "relu", "logsigmoid": "logsigmoid", "softplus": "softplus", "exp": "exp", "log": "log",
+               "Var": "var", "var": "var", "std": "std", "LogSumExp": "logsumexp", "logsumexp": "logsumexp",
+               "mean": "mean", "sign": None, "min": "min", "max": "max"}
+_SPLITTERS = {"leftarrow", "gets", "coloneqq", "triangleq", "equiv", "doteq", "Leftarrow", "longleftarrow"}
+
+
+class _Tok:
+    __slots__ = ("kind", "text", "pos")
+
+    def __init__(self, kind: str, text: str, pos: int):
+        self.kind, self.text, self.pos = kind, text, pos  # kind: cmd | char | num | letter | end
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"{self.kind}:{self.text}@{self.pos}"
+
+
+def _lex(text: str) -> list[_Tok]:
+    out: list[_Tok] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch.isspace():
+            i += 1
+        elif ch == "\\":
+            j = i + 1
+            if j < n and text[j].isalpha():
+                while j < n and text[j].isalpha():
+                    j += 1
+            else:
+                j += 1
+            out.append(_Tok("cmd", text[i + 1 : j], i))
+            i = j
+        elif ch.isdigit() or (ch == "." and i + 1 < n and text[i + 1].isdigit()):
+            j = i
+            while j < n and (text[j].isdigit() or text[j] == "."):
+                j += 1
+            if j < n and text[j] in "eE" and j + 1 < n and (text[j + 1].isdigit() or text[j + 1] == "-"):
+                k = j + 2
+                while k < n and text[k].isdigit():
+                    k += 1
+                if text[j + 1 : k].lstrip("-").isdigit():
+                    j = k
+            out.append(_Tok("num", text[i:j], i))
+            i = j
+        elif ch.isalpha():
+            out.append(_Tok("letter", ch, i))
+            i += 1
+        else:
+            out.append(_Tok("char", ch, i))
+            i += 1
+    out.append(_Tok("end", "", n))
+    return out
+
+
+class _LatexParser:
+    def __init__(self, text: str, functions: tuple[str, ...]):
+        self.text = text
+        self.toks = _lex(text)
+        self.i = 0
+        self.functions = set(functions)
+        self.bounds: set = set()
+
+    # ----- token helpers ---------------------------------------------------------------------------
+    def peek(self, k: int = 0) -> _Tok:
+        self._skip()
+        j = self.i
+        while k and j < len(self.toks) - 1:
+            j += 1
+            while self.toks[j].kind == "cmd" and self.toks[j].text in _SKIP_CMDS:
+                j += 1
+            k -= 1
+        return self.toks[j]
+
+    def _skip(self) -> None:
+        while self.toks[self.i].kind == "cmd" and self.toks[self.i].text in _SKIP_CMDS:
+            self.i += 1
+
+    def next(self) -> _Tok:
+        self._skip()
+        tok = self.toks[self.i]
+        if tok.kind != "end":
+            self.i += 1
+        return tok
+
+    def expect(self, text: str) -> _Tok:
+        tok = self.next()
+        if tok.text != text or tok.kind not in ("char", "cmd"):
+            raise FormulaSyntaxError(f"expected `{text}`, found `{tok.text or 'end'}`", tok.pos)
+        return tok
+
+    def at(self, text: str, kind: str = "char") -> bool:
+        tok = self.peek()
+        return tok.kind == kind and tok.text == text
+
+    def error(self, tok: _Tok, what: str = "unexpected") -> FormulaSyntaxError:
+        shown = ("\\" + tok.text) if tok.kind == "cmd" else (tok.text or "end of formula")
+        return FormulaSyntaxError(f"{what} `{shown}`", tok.pos)
+
+    # ----- grammar ---------------------------------------------------------------------------------
+    def parse(self) -> sp.Expr:
+        expr = self.sum()
+        tok = self.peek()
+        if tok.kind != "end":
+            raise self.error(tok)
+        return expr
+
+    def sum(self) -> sp.Expr:
+        if self.at("+"):
+            self.next()
+        if self.at("-"):
+            self.next()
+            out = -self.product()
+        else:
+            out = self.product()
+        while True:
+            if self.at("+"):
+                self.next()
+                out = out + self.product()
+            elif self.at("-"):
+                self.next()
+                out = out - self.product()
+            elif self.at("pm", "cmd"):
+                raise self.error(self.peek(), "cannot decide")
+            else:
+                return out
+
+    def product(self) -> sp.Expr:
+        out = self.unary()
+        while True:
+            tok = self.peek()
+            if (tok.kind == "char" and tok.text in "*") or (tok.kind == "cmd" and tok.text in ("cdot", "times", "ast")):
+                self.next()
+                out = out * self.unary()
+            elif tok.kind == "char" and tok.text == "/":
+                self.next()
+                out = out / self.unary()
+            elif self._starts_atom(tok):
+                out = out * self.unary()
+            else:
+                return out
+
+    def unary(self) -> sp.Expr:
+        if self.at("-"):
+            self.next()
+            return -self.unary()
+        return self.power()
+
+    def _starts_atom(self, tok: _Tok) -> bool:
+        if tok.kind in ("num", "letter"):
+            return True
+        if tok.kind == "char":
+            return tok.text in "({[|"
+        if tok.kind == "cmd":
+            return tok.text not in ("cdot", "times", "ast", "pm", "mid") and tok.text not in _SPLITTERS and tok.text not in (
+                "}", "{", "right", "|", "rbrace", "rangle", "rvert", "rVert", "end")
+        return False
+
+    def power(self) -> sp.Expr:
+        base = self.atom()
+        while True:
+            tok = self.peek()
+            if tok.kind == "char" and tok.text == "^":
+                self.next()
+                if self._transpose_sup():
+                    continue
+                base = base ** self.group_or_single()
+            elif tok.kind == "char" and tok.text == "'":
+                self.next()
+            elif tok.kind == "char" and tok.text == "_" and isinstance(base, sp.Expr):
+                self.next()  # a subscript on a non-symbol (‖x‖_2): ignored
+                self.group_or_single()
+            else:
+                return base
+
+    def _transpose_sup(self) -> bool:
+        tok = self.peek()
+        if tok.kind == "cmd" and tok.text in ("top", "intercal", "prime", "ast", "star"):
+            self.next()
+            return True
+        if tok.kind == "letter" and tok.text == "T":
+            self.next()
+            return True
+        if tok.kind == "char" and tok.text == "{" and self.peek(1).kind == "cmd" and self.peek(1).text in ("top", "intercal", "prime") and self.peek(2).text == "}":
+            self.next(), self.next(), self.next()
+            return True
+        return False
+
+    def group_or_single(self) -> sp.Expr:
+        tok = self.peek()
+        if tok.kind == "char" and tok.text == "{":
+            self.next()
+            out = self.sum()
+            self.expect("}")
+            return out
+        if tok.kind == "num":
+            self.next()
+            return sp.Rational(tok.text[0]) if tok.text[0].isdigit() and len(tok.text) > 1 and "." not in tok.text else _number(tok)
+        return self.atom()
+
+    def group(self) -> sp.Expr:
+        self.expect("{")
+        out = self.sum()
+        self.expect("}")
+        return out
+
+    def raw_group(self) -> str:
+        """The text of a `{...}` group (for names and subscripts)."""
+        open_ = self.expect("{")
+        depth, start = 1, open_.pos + 1
+        while True:
+            tok = self.toks[self.i]
+            if tok.kind == "end":
+                raise FormulaSyntaxError("unclosed `{`", open_.pos)
+            self.i += 1
+            if tok.kind == "char" and tok.text == "{":
+                depth += 1
+            elif tok.kind == "char" and tok.text == "}":
+                depth -= 1
+                if depth == 0:
+                    return self.text[start : tok.pos]
+
+    def atom(self) -> sp.Expr:
+        tok = self.peek()
+        if tok.kind == "num":
+            self.next()
+            return _number(tok)
+        if tok.kind == "letter":
+            self.next()
+            if tok.text == "e" and self.at("^"):
+                self.next()
+                return sp.exp(self.group_or_single())
+            return self.symbol_tail(tok.text)
+        if tok.kind == "char":
+            if tok.text in "([":
+                self.next()
+                out = self.sum()
+                self.expect(")" if tok.text == "(" else "]")
+                return out
+            if tok.text == "{":
+                return self.group()
+            if tok.text == "|":
+                self.next()
+                if self.at("|"):  # ||x||
+                    self.next()
+                    inner = self.sum()
+                    self.expect("|"), self.expect("|")
+                    return sp.sqrt(RSUM(inner**2))
+                inner = self.sum()
+                self.expect("|")
+                return sp.Abs(inner)
+            raise self.error(tok)
+        if tok.kind == "cmd":
+            return self.command()
+        raise self.error(tok)
+
+    def command(self) -> sp.Expr:
+        tok = self.next()
+        name = tok.text
+        if name in ("frac", "dfrac", "tfrac"):
+            num = self.group()
+            den = self.group()
+            return num / den
+        if name == "sqrt":
+            if self.at("["):
+                self.next()
+                n = self.sum()
+                self.expect("]")
+                return self.group_or_single() ** (1 / n)
+            return sp.sqrt(self.group_or_single())
+        if name in ("|", "Vert", "lVert", "rVert"):
+            inner = self.sum()
+            closing = self.next()
+            if closing.text not in ("|", "Vert", "rVert"):
+                raise self.error(closing, "expected `\\|`, found")
+            return sp.sqrt(RSUM(inner**2))
+        if name in ("lvert", "vert"):
+            inner = self.sum()
+            self.next()
+            return sp.Abs(inner)
+        if name in ("infty",):
+            return sp.oo
+        if name == "sigma" and self.at("("):
+            return _sigmoid(self.paren_args(tok)[0])
+        if name in _GREEK_CMDS:
+            base = {"varepsilon": "epsilon", "vartheta": "theta", "varphi": "phi", "varrho": "rho", "lambda": "lambda_"}.get(name, name)
+            return self.symbol_tail(base)
+        if name in _FUNC_CMDS:
+            return self.function(name, tok)
+        if name == "mathbb" or name == "mathop":
+            word = self.raw_group().replace("\\mathbb", "").strip("{} ")
+            if word in ("E", "\\mathbb{E}"):
+                self._sub_or_skip()
+                return RMEAN(self.bracket_body(tok))
+            return self.symbol_tail(word)
+        if name in ("sum", "prod"):
+            bound = None
+            if self.at("_"):
+                self.next()
+                self.group_or_skip()
+            if self.at("^"):
+                self.next()
+                bound = self.group_or_single()
+            if self.at("_"):
+                self.next()
+                self.group_or_skip()
+            body = self.product()
+            if name == "prod":
+                return sp.Function("prod")(body)
+            if isinstance(bound, sp.Symbol):
+                self.bounds.add(bound)
+            return RSUM(body)
+        if name in _ACCENTS:
+            word = self.raw_group()
+            if re.fullmatch(r"\\mathbb\s*\{?\s*E\s*\}?", word.strip()) or (name == "mathbb" and word.strip() == "E"):
+                self._sub_or_skip()
+                return RMEAN(self.bracket_body(tok))
+            if name in ("text", "textrm", "mathrm", "operatorname", "mathit", "mathsf", "mathtt") and _WORD_FUNCS.get(word.strip()):
+                return self.function(_WORD_FUNCS[word.strip()], tok, word=True)
+            inner = _LatexParser(word, tuple(self.functions)).name_of_group(word, tok.pos)
+            suffix = _ACCENTS[name]
+            base = f"{inner}_{suffix}" if suffix else inner
+            return self.symbol_tail(base)
+        if name in _SPLITTERS:
+            raise self.error(tok, "a second assignment")
+        raise self.error(tok, "unsupported LaTeX command")
+
+    def name_of_group(self, word: str, pos: int) -> str:
+        word = word.strip()
+        m = re.fullmatch(r"\\?([A-Za-z]+)", word)
+        if m:
+            name = m.group(1)
+            return {"varepsilon": "epsilon", "lambda": "lambda_"}.get(name, name)
+        raise FormulaSyntaxError(f"cannot name `{word}`", pos)
+
+    def _sub_or_skip(self) -> None:
+        if self.at("_"):
+            self.next()
+            self.group_or_skip()
+
+    def group_or_skip(self) -> None:
+        if self.at("{"):
+            self.raw_group()
+        else:
+            self.next()
+
+    def bracket_body(self, tok: _Tok) -> sp.Expr:
+        nxt = self.peek()
+        if nxt.kind == "char" and nxt.text in "[(":
+            self.next()
+            out = self.sum()
+            self.expect("]" if nxt.text == "[" else ")")
+            return out
+        if nxt.kind == "char" and nxt.text == "{":
+            return self.group()
+        if nxt.kind == "cmd" and nxt.text in ("{", "lbrace"):
+            self.next()
+            out = self.sum()
+            self.next()
+            return out
+        return self.product()
+
+    def paren_args(self, tok: _Tok) -> list[sp.Expr]:
+        nxt = self.peek()
+        closing = {"(": ")", "[": "]", "{": "}"}
+        if nxt.kind == "char" and nxt.text in closing:
+            self.next()
+            args = [self.sum()]
+            while self.at(","):
+                self.next()
+                args.append(self.sum())
+            self.expect(closing[nxt.text])
+            return args
+        if nxt.kind == "cmd" and nxt.text in ("{", "lbrace"):
+            self.next()
+            args = [self.sum()]
+            while self.at(","):
+                self.next()
+                args.append(self.sum())
+            end = self.next()
+            if end.text not in ("}", "rbrace"):
+                raise self.error(end, "expected `\\}`, found")
+            return args
+        raise self.error(nxt, f"expected arguments after `{tok.text}`, found")
+
+    def function(self, name: str, tok: _Tok, word: bool = False) -> sp.Expr:
+        if not word:
+            self._sub_or_skip()  # \min_{\theta}, \log_{e}
+        if name in ("min", "max"):
+            args = self.paren_args(tok)
+            return (sp.Min if name == "min" else sp.Max)(*args)
+        nxt = self.peek()
+        if name in ("sqrt",):
+            return sp.sqrt(self.group_or_single())
+        if nxt.kind == "char" and nxt.text in "([{":
+            args = self.paren_args(tok)
+        elif nxt.kind == "cmd" and nxt.text in ("{", "lbrace"):
+            args = self.paren_args(tok)
+        else:
+            args = [self.power_only()]
+        fn = FUNCTIONS.get(name)
+        if fn is None:
+            raise self.error(tok, "unsupported function")
+        try:
+            return fn(*args)
+        except TypeError:
+            raise FormulaSyntaxError(f"wrong number of arguments to `{name}`", tok.pos) from None
+
+    def power_only(self) -> sp.Expr:
+        """\\log x_t or \\exp 2x: the argument without parentheses is the next factor (and its power)."""
+        if self.at("^"):
+            raise self.error(self.peek())
+        return self.power()
+
+    def symbol_tail(self, base: str) -> sp.Expr:
+        """Subscripts and `^{(i)}` join the name; a following `(...)` with `,`/`|` or a declared function
+        applies it (kept as one opaque quantity)."""
+        name = base
+        while True:
+            tok = self.peek()
+            if tok.kind == "char" and tok.text == "_":
+                self.next()
+                name += "_" + self._subscript_text()
+                continue
+            if tok.kind == "char" and tok.text == "^" and self.peek(1).kind == "char" and self.peek(1).text == "{" and self.peek(2).text == "(":
+                self.next()
+                name += "_" + _clean(self.raw_group())
+                continue
+            break
+        if name in self.functions and self.at("("):
+            return sp.Function(name)(*self.paren_args(self.peek()))
+        if self.at("(") and self._looks_applied(name):
+            start = self.peek().pos
+            self.next()
+            depth = 1
+            while depth:
+                t = self.next()
+                if t.kind == "end":
+                    raise FormulaSyntaxError("unclosed `(`", start)
+                if t.kind == "char" and t.text == "(":
+                    depth += 1
+                elif t.kind == "char" and t.text == ")":
+                    depth -= 1
+            inner = self.text[start + 1 : t.pos]
+            return sym(f"{name}__{_name_text(inner)}")
+        return sym(name)
+
+    def _looks_applied(self, name: str) -> bool:
+        j = self.i
+        depth = 0
+        while j < len(self.toks):
+            t = self.toks[j]
+            if t.kind == "end":
+                return False
+            if t.kind == "char" and t.text == "(":
+                depth += 1
+            elif t.kind == "char" and t.text == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif depth == 1 and ((t.kind == "char" and t.text in ",|") or (t.kind == "cmd" and t.text == "mid")):
+                return True
+            j += 1
+        inner = [t for t in self.toks[self.i + 1 : j] if not (t.kind == "cmd" and t.text in _SKIP_CMDS)]
+        if len(inner) == 1 and inner[0].kind == "cmd" and inner[0].text in ("theta", "phi", "psi", "omega"):
+            return True
+        return bool(re.search(r"_(theta|phi|ref|psi|old)", name))
+
+    def _subscript_text(self) -> str:
+        tok = self.peek()
+        if tok.kind == "char" and tok.text == "{":
+            return _name_text(self.raw_group())
+        self.next()
+        if tok.kind == "cmd":
+            return {"varepsilon": "epsilon"}.get(tok.text, tok.text)
+        return tok.text
+
+
+def _name_text(latex: str) -> str:
+    text = re.sub(r"\\(mathrm|text|mathbf|boldsymbol|operatorname|mathit)\s*", "", latex)
+    text = text.replace("\\mid", "|").replace("\\theta", "theta").replace("\\", "")
+    text = text.replace("-", "m").replace("+", "p")
+    text = re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
+    return text or "x"
+
+
+def _number(tok: _Tok) -> sp.Expr:
+    try:
+        return sp.Rational(tok.text)
+    except (TypeError, ValueError):
+        raise FormulaSyntaxError(f"bad number `{tok.text}`", tok.pos) from None
+
+
+def parse_latex(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formula:
+    """A formula as papers write it in LaTeX. Natural log, `\\sigma(\\cdot)` = sigmoid, `\\mathbb{E}` = mean."""
+    original = text
+    text = text.strip().strip("$").strip()
+    text = re.sub(r"\\(begin|end)\{(equation|align|aligned)\*?\}", " ", text)
+    text = text.replace("&", " ").replace("\\\\", " ")
+    text = re.sub(r"[,.;]\s*$", "", text)
+    lhs, rhs, offset = _split_latex(text)
+    shift = original.find(text) if original.find(text) >= 0 else 0
+    parser = _LatexParser(rhs, tuple(functions))
+    try:
+        expr = parser.parse()
+    except FormulaSyntaxError as exc:
+        raise FormulaSyntaxError(exc.reason, exc.position + offset + shift) from None
+    except RecursionError:
+        raise FormulaSyntaxError("formula nested too deeply", offset + shift) from None
+    except (TypeError, ValueError) as exc:
+        raise FormulaSyntaxError(f"does not parse: {str(exc)[:80]}", offset + shift) from None
+    return _checked(expr, lhs, frozenset(parser.bounds), original)
+
+
+def _split_latex(text: str) -> tuple[str | None, str, int]:
+    depth, cut, cut_len = 0, -1, 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif depth == 0 and ch == "=" and text[i - 1 : i] not in ("<", ">", "!"):
+            cut, cut_len = i, 1
+        elif depth == 0 and ch == "\\":
+            m = re.match(r"\\([A-Za-z]+)", text[i:])
+            if m and m.group(1) in _SPLITTERS:
+                cut, cut_len = i, len(m.group(0))
+            if m:
+                i += len(m.group(0))
+                continue
+        i += 1
+    if cut < 0:
+        return None, text, 0
+    lhs = text[:cut].strip() or None
+    if lhs:
+        lhs = _name_text(lhs)
+    return lhs, text[cut + cut_len :], cut + cut_len
+
+
+def parse_formula(expect: str | None, latex: str | None, functions: list[str] | tuple[str, ...] = ()) -> Formula:
+    """The check's formula: `expect` (SymPy syntax / ASCII) wins over `latex` when both are given."""
+    if expect:
+        return parse_sympy(expect, functions)
+    if latex:
+        return parse_latex(latex, functions)
+    raise FormulaSyntaxError("no formula given", 0)
+
+
+def parse_symbol_target(text: str) -> sp.Expr | None:
+    """The right-hand side of a spec `symbols:` entry: a code name (`self.beta`, `exp_avg`) or an expression."""
+    cleaned = text.strip()
+    if re.fullmatch(r"[A-Za-z_][\w.]*(\[['\"]\w+['\"]\])?", cleaned):
+        leaf = re.split(r"[.\[]", cleaned.replace("'", "").replace('"', "").rstrip("]"))[-1]
+        return sym(leaf)
+    try:
+        return parse_sympy(cleaned.replace("self.", "")).expr
+    except FormulaSyntaxError:
+        return None

@@ -1,0 +1,258 @@
+"""Rule ``eval-mode``: evaluation runs the model in eval mode without gradients, and training resumes train mode.
+
+Evaluation functions are repo functions named for evaluation (``evaluate``, ``validate``, ``test_epoch``) or
+run on held-out data (from the split flow), that never back-propagate. Eval mode may be set in the function
+or by its caller just before the call; JAX/Flax code passes ``train=False`` / ``deterministic=True`` instead
+and needs no ``no_grad``. Framework-managed loops (Lightning ``validation_step``, HF ``trainer.evaluate()``,
+Keras ``model.evaluate``) switch modes themselves.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from verifier.analysis.protocol.common import FileView, dotted, evidence, scope_admits, sorted_evidence, tokens, views_mentioning
+from verifier.analysis.protocol.flow import flow
+from verifier.results import CheckResult, Status
+
+KIND = "protocol"
+EVAL_TOKENS = {"eval", "evaluate", "evaluation", "test", "testing", "validate", "validation", "val", "valid", "evaluator"}
+NO_GRAD = {"no_grad", "inference_mode", "enable_grad"}
+DETERMINISTIC_KW = {("train", False), ("training", False), ("is_training", False), ("deterministic", True), ("train_mode", False)}
+FRAMEWORK_STEPS = {"validation_step", "test_step", "predict_step", "validation_epoch_end", "test_epoch_end"}
+ML_IMPORTS = ("torch", "jax", "flax", "haiku", "equinox", "lightning", "pytorch_lightning", "tensorflow", "keras", "transformers")
+
+
+@dataclass
+class EvalFn:
+    view: FileView
+    qual: str
+    node: ast.FunctionDef
+
+
+def _has_backward(node) -> bool:
+    """Does this body train (back-propagate, step an optimizer, take a JAX gradient)?"""
+    for n in ast.walk(node):
+        if not isinstance(n, ast.Call):
+            continue
+        if isinstance(n.func, ast.Attribute):
+            if n.func.attr == "backward":
+                return True
+            if n.func.attr in ("step", "apply_gradients") and set(tokens(dotted(n.func.value) or "")) & {
+                "opt", "optim", "optimizer", "state"
+            }:
+                return True
+        if (dotted(n.func) or "").rsplit(".", 1)[-1] in ("grad", "value_and_grad"):
+            return True
+    return False
+
+
+_PLAIN = {"print", "len", "range", "sum", "max", "min", "float", "int", "enumerate", "zip", "list", "dict", "tuple",
+          "isinstance", "round", "abs", "sorted", "str", "format", "open", "iter", "next", "map", "any", "all", "super"}
+
+
+def _calls_a_model(view: FileView, node) -> bool:
+    """Some call that is not a library function or builtin: ``model(x)``, ``self.policy.act(obs)``."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            name = dotted(n.func) or ""
+            root = name.split(".")[0]
+            if name and root not in view.imports and root not in _PLAIN and name.rsplit(".", 1)[-1] not in (
+                    "append", "item", "to", "size", "format", "join", "keys", "items", "values", "update", "get"):
+                return True
+    return False
+
+
+def _is_jax(view: FileView) -> bool:
+    return any(v.split(".")[0] in ("jax", "flax", "haiku", "equinox", "optax") for v in view.imports.values())
+
+
+def _ml_file(view: FileView) -> bool:
+    return any(v.lstrip(".").split(".")[0] in ML_IMPORTS for v in view.imports.values())
+
+
+def _eval_calls(node) -> list[ast.Call]:
+    out = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if n.func.attr == "eval" and not n.args and not n.keywords:
+                out.append(n)
+            elif n.func.attr == "train" and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False:
+                out.append(n)
+        if isinstance(n, ast.Call):
+            for kw in n.keywords:
+                if isinstance(kw.value, ast.Constant) and (kw.arg, kw.value.value) in DETERMINISTIC_KW:
+                    out.append(n)
+    return out
+
+
+def _train_calls(node) -> list[ast.Call]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "train" and (not n.args or (isinstance(n.args[0], ast.Constant) and n.args[0].value is True))
+            and not n.keywords]
+
+
+def _no_grad_withs(node) -> list[ast.AST]:
+    out = []
+    for n in ast.walk(node):
+        if isinstance(n, (ast.With, ast.AsyncWith)):
+            for item in n.items:
+                expr = item.context_expr
+                name = dotted(expr.func if isinstance(expr, ast.Call) else expr) or ""
+                leafname = name.rsplit(".", 1)[-1]
+                if leafname in ("no_grad", "inference_mode"):
+                    out.append(n)
+                elif leafname == "set_grad_enabled" and isinstance(expr, ast.Call) and expr.args and \
+                        isinstance(expr.args[0], ast.Constant) and expr.args[0].value is False:
+                    out.append(n)
+    return out
+
+
+def _decorated_no_grad(fn) -> ast.AST | None:
+    for deco in fn.decorator_list:
+        name = dotted(deco.func if isinstance(deco, ast.Call) else deco) or ""
+        if name.rsplit(".", 1)[-1] in ("no_grad", "inference_mode"):
+            return deco
+    return None
+
+
+def find_eval_functions(ctx, scope) -> list[EvalFn]:
+    glob = scope if scope and ("/" in scope or scope.endswith(".py")) else None
+    held_out_callees = {e.callee for e in flow(ctx, glob).of("eval-call") if set(e.kinds) & {"val", "test"}}
+    out = []
+    for view in views_mentioning(ctx, ("eval", "test", "val", "no_grad", "inference_mode"), glob):
+        if not _ml_file(view):
+            continue
+        for qual, fn in sorted(view.functions.items()):
+            if not scope_admits(scope, qual) or fn.name in FRAMEWORK_STEPS:
+                continue
+            toks = set(tokens(fn.name))
+            named = bool(toks & EVAL_TOKENS) and not toks & {"train", "fit"}
+            if not (named or (fn.name in held_out_callees and not toks & {"train", "fit", "run", "main"})):
+                continue
+            if fn.name.startswith("test_") and view.path.rsplit("/", 1)[-1].startswith("test_"):
+                continue
+            if _has_backward(fn.node) or (not named and _trains(ctx, view, fn)):
+                continue
+            if not _calls_a_model(view, fn.node):
+                continue
+            out.append(EvalFn(view, qual, fn.node))
+    return out
+
+
+def _callers(ctx, fn: EvalFn) -> list[tuple[FileView, object, ast.Call]]:
+    out = []
+    for view in views_mentioning(ctx, (fn.node.name,)):
+        for call in view.calls:
+            if call.leaf == fn.node.name and call.scope != fn.qual:
+                owner = view.functions.get(call.scope)
+                out.append((view, owner, call.node))
+    return out
+
+
+def _inside(node: ast.AST, containers: list[ast.AST]) -> bool:
+    return any(c.lineno <= node.lineno <= (c.end_lineno or c.lineno) for c in containers)
+
+
+def judge(ctx, fn: EvalFn):
+    """(score or None for mismatch, message, evidence) for one evaluation function."""
+    jax = _is_jax(fn.view)
+    ev = [evidence(ctx, fn.view.path, fn.node, "definition")]
+    eval_sites = _eval_calls(fn.node)
+    grad_sites = _no_grad_withs(fn.node)
+    deco = _decorated_no_grad(fn.node)
+    if deco is not None:
+        grad_sites.append(deco)
+    callers = _callers(ctx, fn)
+    for view, owner, call in callers:
+        body = owner.node if owner is not None else view.tree
+        if not eval_sites:
+            before = [c for c in _eval_calls(body) if c.lineno <= call.lineno]
+            if before:
+                eval_sites.append(before[-1])
+                ev.append(evidence(ctx, view.path, before[-1], "rule", note="eval mode set by the caller"))
+        if not grad_sites:
+            withs = [w for w in _no_grad_withs(body) if _inside(call, [w])]
+            if withs:
+                grad_sites.append(withs[0])
+                ev.append(evidence(ctx, view.path, withs[0], "rule", note="no_grad in the caller"))
+    for site in eval_sites[:1] + grad_sites[:1]:
+        if _inside(site, [fn.node]):
+            ev.append(evidence(ctx, fn.view.path, site, "rule", note="eval mode" if site in eval_sites else "no gradients"))
+    needs_grad_off = not jax
+    has_eval = bool(eval_sites)
+    has_no_grad = bool(grad_sites) or not needs_grad_off
+    resumes = True
+    training_callers = [(v, o, c) for v, o, c in callers if o is not None and _trains(ctx, v, o)]
+    if has_eval and training_callers and not jax:
+        own_train = _train_calls(fn.node)
+        resumes = bool(own_train) or any(_train_calls(o.node) or _callee_sets_train(ctx, v, o) for v, o, _ in training_callers)
+        if not resumes:
+            v, o, c = training_callers[0]
+            ev.append(evidence(ctx, v.path, c, "rule", note="evaluation inside training; model.train() never restores"))
+    name = fn.qual
+    if has_eval and has_no_grad and resumes:
+        return 1.0, f"`{name}` runs in eval mode{' without gradients' if needs_grad_off else ''}", ev
+    if has_eval and has_no_grad:
+        return 0.5, f"`{name}` switches to eval mode but training never switches back (model.train())", ev
+    if has_no_grad and not has_eval:
+        return 0.5, f"`{name}` disables gradients but never calls model.eval() (dropout/batch-norm stay in training mode)", ev
+    if has_eval:
+        return 0.75, f"`{name}` calls model.eval() but keeps gradients on (no torch.no_grad()/inference_mode())", ev
+    return None, f"`{name}` evaluates with neither model.eval() nor torch.no_grad()", ev
+
+
+def _trains(ctx, view: FileView, owner) -> bool:
+    if _has_backward(owner.node):
+        return True
+    names = {c.leaf for c in owner.calls}
+    for other in views_mentioning(ctx, sorted(names)[:50] or ("backward",)):
+        for qual, fn in other.functions.items():
+            if fn.name in names and fn.node is not owner.node and _has_backward(fn.node):
+                return True
+    return False
+
+
+def _callee_sets_train(ctx, view: FileView, owner) -> bool:
+    names = {c.leaf for c in owner.calls}
+    for other in views_mentioning(ctx, (".train(",)):
+        for qual, fn in other.functions.items():
+            if fn.name in names and _train_calls(fn.node):
+                return True
+    return False
+
+
+def _framework_managed(ctx, scope) -> list:
+    out = []
+    for view in views_mentioning(ctx, ("validation_step", "test_step", ".evaluate(")):
+        for qual, fn in view.functions.items():
+            if fn.name in FRAMEWORK_STEPS and scope_admits(scope, qual):
+                out.append(evidence(ctx, view.path, fn.node, "rule", note="Lightning switches eval mode and no_grad"))
+        for call in view.calls:
+            if call.leaf == "evaluate" and any(t in tokens(call.receiver()) for t in ("trainer", "model", "keras")) \
+                    and not view.functions.get(call.leaf) and scope_admits(scope, call.scope):
+                out.append(evidence(ctx, view.path, call.node, "call", note="framework evaluate() handles eval mode"))
+    return out
+
+
+def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
+    fns = find_eval_functions(ctx, scope)
+    if not fns:
+        managed = _framework_managed(ctx, scope)
+        if managed:
+            return CheckResult.passed(KIND, "evaluation runs through a framework loop that sets eval mode and no_grad",
+                                      sorted_evidence(managed[:3]))
+        return CheckResult.failed(KIND, Status.missing, "no evaluation function found", [])
+    verdicts = [(judge(ctx, fn), fn) for fn in fns]
+    order = sorted(verdicts, key=lambda v: (v[0][0] if v[0][0] is not None else -1, v[1].view.path, v[1].node.lineno))
+    (score, message, ev), worst = order[0]
+    if len(fns) > 1:
+        message += f" (worst of {len(fns)} evaluation functions)"
+    ev = sorted_evidence(ev)
+    if score is None:
+        return CheckResult.failed(KIND, Status.mismatch, message, ev)
+    if score == 1.0:
+        all_ev = sorted_evidence([e for (_, _, es), _ in verdicts for e in es][:8])
+        return CheckResult.passed(KIND, message, all_ev)
+    return CheckResult.partial(KIND, score, message, ev)

@@ -1,0 +1,135 @@
+"""Rule ``frozen``: no gradient reaches the named parameters or model (a frozen reference / pretrained base).
+
+Barriers: ``requires_grad_(False)`` / ``.requires_grad = False`` (directly or over ``.parameters()``), calls of
+it under ``torch.no_grad()``/``inference_mode()``, ``.detach()`` of its output, ``jax.lax.stop_gradient``,
+PEFT's ``get_peft_model`` (freezes the base), a repo ``freeze*`` helper, or being left out of every optimizer.
+Counter-evidence: an optimizer built over the named object's parameters with no barrier.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from verifier.analysis.protocol.common import FileView, dotted, evidence, norm, scope_admits, sorted_evidence, tokens, views_mentioning
+from verifier.results import CheckResult, Status
+
+KIND = "protocol"
+OPTIMIZERS = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adafactor", "Lion", "LAMB", "Adadelta", "adam", "adamw",
+              "sgd", "lion", "Adam8bit", "AdamW8bit", "PagedAdamW"}
+
+
+def _mentions(node: ast.AST, key: str) -> bool:
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Name, ast.Attribute)):
+            name = n.id if isinstance(n, ast.Name) else n.attr
+            if _same(name, key):
+                return True
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and key in norm(n.value) and len(key) > 3:
+            return True  # named_parameters() filters: if "base_model" in name
+    return False
+
+
+def _same(name: str, key: str) -> bool:
+    n = norm(name)
+    return n == key or n.rstrip("s") == key.rstrip("s")
+
+
+def _barriers(view: FileView, key: str) -> list[tuple[ast.AST, str]]:
+    out: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(view.tree):
+        if isinstance(node, ast.Call):
+            name = dotted(node.func) or ""
+            leafname = name.rsplit(".", 1)[-1]
+            if leafname == "requires_grad_" and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is False:
+                if _mentions(node.func, key):
+                    out.append((node, "requires_grad_(False)"))
+            elif leafname == "requires_grad_" and not node.args and any(
+                    isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords):
+                if _mentions(node.func, key):
+                    out.append((node, "requires_grad_(False)"))
+            elif leafname in ("stop_gradient",) and any(_mentions(a, key) for a in node.args):
+                out.append((node, "stop_gradient"))
+            elif leafname == "detach" and _mentions(node.func, key):
+                out.append((node, "detach()"))
+            elif leafname == "get_peft_model" and node.args and _mentions(node.args[0], key):
+                out.append((node, "PEFT freezes the base model"))
+            elif "freeze" in tokens(leafname) and any(_mentions(a, key) for a in list(node.args) + [node.func]):
+                out.append((node, f"`{name}(...)`"))
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and target.attr == "requires_grad" and \
+                        isinstance(node.value, ast.Constant) and node.value.value is False:
+                    if _mentions(target.value, key):
+                        out.append((node, "requires_grad = False"))
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and _mentions(node.iter, key):
+            for sub in node.body:
+                for n in ast.walk(sub):
+                    if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in n.targets) \
+                            and isinstance(n.value, ast.Constant) and n.value.value is False:
+                        out.append((node, "requires_grad = False over its parameters"))
+                    elif isinstance(n, ast.Call) and (dotted(n.func) or "").endswith("requires_grad_") and n.args and \
+                            isinstance(n.args[0], ast.Constant) and n.args[0].value is False:
+                        out.append((node, "requires_grad_(False) over its parameters"))
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            if any((dotted(i.context_expr.func if isinstance(i.context_expr, ast.Call) else i.context_expr) or "")
+                   .rsplit(".", 1)[-1] in ("no_grad", "inference_mode") for i in node.items):
+                for sub in node.body:
+                    for n in ast.walk(sub):
+                        if isinstance(n, ast.Call) and _mentions(n.func, key):
+                            out.append((node, "its forward runs under no_grad"))
+                            break
+    return out
+
+
+def _optimizers(view: FileView) -> list[ast.Call]:
+    out = []
+    for call in view.calls:
+        if call.leaf in OPTIMIZERS and (call.qual.startswith(("torch.optim", "optax", "bitsandbytes", "transformers"))
+                                        or call.name.startswith(("optim.", "torch.optim.", "optax."))):
+            out.append(call.node)
+    return out
+
+
+def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
+    raw = str(params["name"])
+    key = norm(raw.rsplit(".", 1)[-1])
+    variants = sorted({raw, raw.rsplit(".", 1)[-1], raw.replace("_", ""), raw.rstrip("s")})
+    views = views_mentioning(ctx, variants, scope)
+    barriers, trained, seen = [], [], []
+    for view in views:
+        found_name = False
+        for node in ast.walk(view.tree):
+            if isinstance(node, (ast.Name, ast.Attribute)) and _same(node.id if isinstance(node, ast.Name) else node.attr, key):
+                found_name = True
+                seen.append((view, node))
+                break
+        if not found_name:
+            continue
+        barriers += [(view, n, why) for n, why in _barriers(view, key)]
+        for opt in _optimizers(view):
+            params_arg = opt.args[0] if opt.args else next((k.value for k in opt.keywords if k.arg in ("params", "parameters")), None)
+            if params_arg is not None and _mentions(params_arg, key) and "requires_grad" not in ast.unparse(params_arg):
+                trained.append((view, opt))
+    barriers = [b for b in barriers if scope_admits(scope, _scope_of(b[0], b[1]))]
+    if barriers:
+        ev = [evidence(ctx, v.path, n, "rule", note=why) for v, n, why in barriers[:4]]
+        return CheckResult.passed(KIND, f"`{raw}` is frozen: {barriers[0][2]} ({barriers[0][0].path}:{barriers[0][1].lineno})",
+                                  sorted_evidence(ev))
+    if trained:
+        v, opt = trained[0]
+        return CheckResult.failed(KIND, Status.mismatch, f"the optimizer at {v.path}:{opt.lineno} updates `{raw}`",
+                                  [evidence(ctx, v.path, opt, "rule")])
+    if seen:
+        v, node = seen[0]
+        return CheckResult.failed(KIND, Status.mismatch, f"`{raw}` is used but nothing stops gradients reaching it",
+                                  [evidence(ctx, v.path, node.lineno, "missing-near")])
+    return CheckResult.failed(KIND, Status.missing, f"`{raw}` not found in the code", [])
+
+
+def _scope_of(view: FileView, node: ast.AST) -> str:
+    line = getattr(node, "lineno", 0)
+    best = "<module>"
+    for qual, fn in view.functions.items():
+        if fn.node.lineno <= line <= (fn.node.end_lineno or fn.node.lineno):
+            best = qual
+    return best

@@ -1,0 +1,921 @@
+"""Value resolution: which value does a hyperparameter effectively take, and where does it come from?
+
+A claim names a parameter ("clip_range"); the repo may bind it under other names (``clip_coef``), in several
+places, and override one with another. The resolver expands the name through ``rules/lexicon.yaml`` (plus the
+spec's aliases), collects every binding from the index, folds each to a value by following references
+(``lr = args.lr`` -> the argparse option, ``self.lr = lr`` -> the constructor default or the caller's keyword,
+``cfg.optim.lr`` -> the config key, ``4 * hidden``), and ranks them by precedence:
+
+    launch-script flag > config file > argparse/click default > call keyword >
+    dataclass/function default, dict entry > shell variable > plain assignment (module constant)
+
+A call keyword also overrides the default of the function or class it is passed to. Bindings in tests,
+docs and comments, and assignments never read anywhere (dead code), are kept as context but never win.
+With ``call`` + ``arg`` the value that reaches that call is resolved, falling back to the library's
+documented default (``rules/library_defaults.yaml``) when the argument is omitted.
+
+Nothing from the repo is executed: values come from the index's literals and :mod:`verifier.analysis.fold`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from verifier import rules
+from verifier.analysis.fold import FoldResult, fold, parse_number_text, references
+from verifier.index.facts import Binding, BindingKind, CallSite, FileRole, Language, Span
+from verifier.index.repo import RepoIndex, looks_like_glob
+
+MAX_DEPTH = 8  # reference hops followed from one binding
+
+TIER = {
+    BindingKind.launch: 60,
+    BindingKind.env: 15,  # a shell variable only matters through the flags it fills (already substituted)
+    BindingKind.config: 40,
+    BindingKind.argparse: 30,
+    BindingKind.click: 30,
+    BindingKind.kwarg: 25,
+    BindingKind.field: 20,
+    BindingKind.default: 20,
+    BindingKind.dict: 20,
+    BindingKind.assign: 10,
+    BindingKind.comment: 0,
+}
+
+KIND_LABEL = {
+    BindingKind.launch: "launch flag",
+    BindingKind.env: "env var",
+    BindingKind.config: "config key",
+    BindingKind.argparse: "argparse default",
+    BindingKind.click: "click default",
+    BindingKind.kwarg: "call keyword",
+    BindingKind.field: "dataclass default",
+    BindingKind.default: "function default",
+    BindingKind.dict: "dict entry",
+    BindingKind.assign: "assignment",
+    BindingKind.comment: "comment",
+}
+
+_ENV_REF = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
+_INTERPOLATION = re.compile(r"^\$\{([A-Za-z_][\w.]*)\}$")  # Hydra/OmegaConf ${model.hidden}
+_SELF = ("self", "cls")
+# Kinds that only pass a value along (`lr=args.lr`, `self.lr = lr`): the value's source is what they read.
+_PASS_THROUGH = (BindingKind.assign, BindingKind.kwarg, BindingKind.dict)
+
+
+# ----- records --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Link:
+    """One step of a provenance chain, as `explain` shows it."""
+
+    file: str
+    line: int
+    end_line: int
+    kind: str  # a BindingKind value, "call" or "library-default"
+    name: str
+    expr: str
+    value: Any
+    role: str = ""  # effective, overridden, input, comment, test, dead, stub, library-default, call
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "file": self.file,
+            "line": self.line,
+            "kind": self.kind,
+            "name": self.name,
+            "expr": self.expr,
+            "value": _jsonable(self.value),
+        }
+        if self.role:
+            out["role"] = self.role
+        if self.note:
+            out["note"] = self.note
+        return out
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A live binding with the value it folds to and the chain of bindings that value came through."""
+
+    binding: Binding
+    value: Any
+    resolved: bool
+    tier: int
+    source: Binding  # the binding whose text decides the value (a launch flag, a literal default, ...)
+    chain: tuple[Link, ...]  # this binding first, then what it read
+    reason: str = ""  # why it did not resolve
+
+    @property
+    def key(self) -> tuple:
+        return _binding_key(self.binding)
+
+
+@dataclass
+class Resolution:
+    """Everything known about one parameter: the winners, what they override, and the context."""
+
+    names: tuple[str, ...]
+    top: list[Candidate] = field(default_factory=list)  # the highest-precedence live candidates
+    overridden: list[Candidate] = field(default_factory=list)
+    unresolved: list[Candidate] = field(default_factory=list)
+    excluded: list[Link] = field(default_factory=list)  # comment / test / doc / dead bindings
+    stubs: list[Link] = field(default_factory=list)
+    library_default: Link | None = None
+
+    @property
+    def found(self) -> bool:
+        return bool(self.top or self.library_default)
+
+
+@dataclass(frozen=True)
+class CallArg:
+    """The value of one argument at one call site."""
+
+    site: CallSite
+    arg: str
+    status: str  # passed | default | unknown | stub | excluded
+    value: Any = None
+    candidate: Candidate | None = None
+    default: Link | None = None
+    reason: str = ""
+    library: str = ""
+
+
+# ----- the resolver ---------------------------------------------------------------------------------------
+class ValueResolver:
+    """Resolve parameter values over one RepoIndex; memoise it per run with ``ctx.memo("values", ...)``."""
+
+    def __init__(
+        self,
+        index: RepoIndex,
+        aliases: Mapping[str, Iterable[str]] | None = None,
+        lexicon: Mapping[str, Any] | None = None,
+        library: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.index = index
+        self.lexicon = Lexicon(lexicon if lexicon is not None else _safe_rules("lexicon.yaml"), aliases or {})
+        self.library = LibraryDefaults(library if library is not None else _safe_rules("library_defaults.yaml"))
+        self._memo: dict[tuple, Candidate | None] = {}
+        self._visiting: set[tuple] = set()
+        self._cuts = 0
+        self._reads_all: frozenset[str] = frozenset().union(
+            *(f.reads for f in index.files.values() if f.language in (Language.python, Language.notebook))
+        )
+        self._stubs: dict[tuple[str, str], str] = {
+            (f.path, d.qualname): d.stub for f in index.files.values() for d in f.definitions if d.stub
+        }
+        self._by_dest: dict[str, list[Binding]] = {}
+        self._field_classes: dict[str, set[str]] = {}
+        self._launch_extra: dict[str, list[Binding]] = {}
+        self._collect_extras()
+
+    # ----- setup ------------------------------------------------------------------------------------------
+    def _collect_extras(self) -> None:
+        """argparse/click options by ``dest`` and launch flags the index only recorded as Launch records."""
+        have_launch: set[tuple[str, int, str]] = set()
+        for facts in self.index.files.values():
+            for b in facts.bindings:
+                if b.kind in (BindingKind.argparse, BindingKind.click) and b.dest:
+                    self._by_dest.setdefault(b.dest.lower(), []).append(b)
+                if b.kind is BindingKind.field and b.owner:
+                    self._field_classes.setdefault(b.name.lower(), set()).add(_leaf(b.owner))
+                if b.kind is BindingKind.launch:
+                    have_launch.add((b.span.file, b.span.line, b.name.lower()))
+        for launch in self.index.all_launches():
+            for flag, text in launch.flags:
+                path = flag.lstrip("-").replace("-", "_").lstrip("+~")
+                leaf = path.rsplit(".", 1)[-1]
+                if not leaf or (launch.span.file, launch.span.line, leaf.lower()) in have_launch:
+                    continue
+                b = Binding(
+                    name=leaf,
+                    path=path,
+                    kind=BindingKind.launch,
+                    expr=text,
+                    value=None,
+                    constant=False,
+                    scope="<module>",
+                    span=launch.span,
+                    owner=launch.target,
+                )
+                self._launch_extra.setdefault(leaf.lower(), []).append(b)
+
+    def bindings(self, names: Iterable[str]) -> list[Binding]:
+        names = [n.lower().replace("-", "_") for n in names]
+        out = list(self.index.bindings_named(names))
+        seen = {_binding_key(b) for b in out}
+        for n in names:
+            for b in self._launch_extra.get(n, ()):
+                if _binding_key(b) not in seen:
+                    seen.add(_binding_key(b))
+                    out.append(b)
+        out.sort(key=_binding_key)
+        return out
+
+    # ----- classification ---------------------------------------------------------------------------------
+    def exclusion(self, b: Binding) -> str | None:
+        """Why a binding can never be the effective value: comment, test, doc, dead, stub; else None."""
+        if b.kind is BindingKind.comment:
+            return "comment"
+        facts = self.index.files.get(b.span.file)
+        if facts is not None:
+            if facts.role is FileRole.test:
+                return "test"
+            if facts.role is FileRole.doc:
+                return "comment"
+        if self._stub_reason(b.span.file, b.scope):
+            return "stub"
+        if self._is_dead(b):
+            return "dead"
+        return None
+
+    def _stub_reason(self, file: str, scope: str) -> str | None:
+        while scope and scope != "<module>":
+            reason = self._stubs.get((file, scope))
+            if reason:
+                return reason
+            scope = scope.rpartition(".")[0]
+        return None
+
+    def _is_dead(self, b: Binding) -> bool:
+        """A plain assignment whose name is never read: in the repo (module level) or its file (locals)."""
+        if b.kind is not BindingKind.assign or not self._reads_all:
+            return False
+        head, _, leaf = b.path.rpartition(".")
+        if head and head not in _SELF:
+            return False
+        if b.scope == "<module>" or head in _SELF:
+            return b.name not in self._reads_all
+        facts = self.index.files.get(b.span.file)
+        return facts is not None and bool(facts.reads) and b.name not in facts.reads
+
+    # ----- name queries -----------------------------------------------------------------------------------
+    def resolve(self, names: Iterable[str], scope: str | None = None) -> Resolution:
+        """The effective value(s) of a parameter known under ``names`` (lexicon-expanded)."""
+        given = [n for n in names if n]
+        strong, weak = self.lexicon.expand(given)
+        preferred = {n.lower().replace("-", "_") for n in given} | {self.lexicon.describe(n) for n in given}
+        resolution = self._resolve_names(strong, scope, preferred)
+        if not resolution.top and not resolution.unresolved and weak:
+            fallback = self._resolve_names(strong + weak, scope, preferred)
+            if fallback.top or fallback.unresolved:
+                resolution = fallback
+        if not resolution.top and not resolution.unresolved:
+            resolution.library_default = self._library_default_for(resolution.names, scope)
+        return resolution
+
+    def _resolve_names(self, names: list[str], scope: str | None, preferred: set[str]) -> Resolution:
+        resolution = Resolution(names=tuple(names))
+        live: list[Candidate] = []
+        for b in self.bindings(names):
+            if not self._in_scope(b, scope):
+                continue
+            why = self.exclusion(b)
+            if why is not None:
+                link = _link(b, b.value if b.constant else None, why)
+                if why == "stub":
+                    resolution.stubs.append(
+                        Link(**{**link.__dict__, "note": self._stub_reason(b.span.file, b.scope) or ""})
+                    )
+                else:
+                    resolution.excluded.append(link)
+                continue
+            cand = self.evaluate(b)
+            if cand is None:
+                continue
+            (live if cand.resolved else resolution.unresolved).append(cand)
+        live = _dedupe_by_source(live)
+        overridden_by_kwarg = self._kwarg_overrides(live)
+        ranked = sorted(live, key=lambda c: (-c.tier, _binding_key(c.source)))
+        if ranked:
+            best = ranked[0].tier
+            resolution.top = [c for c in ranked if c.tier == best and c.key not in overridden_by_kwarg]
+            if not resolution.top:  # every top candidate overridden by a keyword of a lower tier: keep them
+                resolution.top = [c for c in ranked if c.tier == best]
+            exact = [c for c in resolution.top if c.binding.name.lower() in preferred]
+            if exact:
+                resolution.top = exact
+            top_keys = {c.key for c in resolution.top}
+            resolution.overridden = [c for c in ranked if c.key not in top_keys]
+        return resolution
+
+    def _kwarg_overrides(self, live: list[Candidate]) -> set[tuple]:
+        """Defaults/fields of a function or class that some live call keyword passes explicitly."""
+        callee_leaves = {
+            _leaf(c.binding.owner).lower()
+            for c in live
+            if c.binding.kind is BindingKind.kwarg and c.binding.owner
+        }
+        out: set[tuple] = set()
+        for c in live:
+            b = c.binding
+            if b.kind not in (BindingKind.default, BindingKind.field):
+                continue
+            owner = b.owner or b.scope
+            parts = [p for p in owner.split(".") if p]
+            if parts and parts[-1] == "__init__":
+                parts = parts[:-1]
+            if parts and parts[-1].lower() in callee_leaves:
+                out.add(c.key)
+        return out
+
+    def _in_scope(self, b: Binding, scope: str | None) -> bool:
+        if not scope:
+            return True
+        if looks_like_glob(scope):
+            if self.index.in_scope(b.span.file, scope):
+                return True
+            return b.kind is BindingKind.launch and bool(b.owner) and self.index.in_scope(b.owner, scope)
+        return b.scope == scope or b.scope.startswith(scope + ".") or _leaf_scope_match(b.scope, scope)
+
+    def _library_default_for(self, names: Iterable[str], scope: str | None) -> Link | None:
+        """An omitted argument of a library call whose parameter is one of ``names``."""
+        wanted = {n.lower() for n in names}
+        for key, entry in self.library.entries():
+            params = [p for p in entry.defaults if p.lower() in wanted]
+            if not params:
+                continue
+            for site in self._sites(key, scope):
+                if self._site_excluded(site):
+                    continue
+                for param in params:
+                    found = self._arg_expr(site, param, entry)
+                    if found is None:
+                        return Link(
+                            site.span.file,
+                            site.span.line,
+                            site.span.end_line,
+                            "library-default",
+                            param,
+                            f"{site.callee}(...) without {param}",
+                            entry.defaults[param],
+                            "library-default",
+                            f"{key} default",
+                        )
+        return None
+
+    # ----- evaluating one binding -------------------------------------------------------------------------
+    def evaluate(self, b: Binding, depth: int = 0) -> Candidate | None:
+        """Fold a binding to a value, following references; memoised, cycle- and depth-bounded."""
+        key = _binding_key(b)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._visiting or depth > MAX_DEPTH:
+            self._cuts += 1
+            return None
+        self._visiting.add(key)
+        cuts_before = self._cuts
+        try:
+            cand = self._evaluate(b, depth)
+        finally:
+            self._visiting.discard(key)
+        if self._cuts == cuts_before:  # a result computed with a cycle or depth cut-off is not final
+            self._memo[key] = cand
+        return cand
+
+    def _evaluate(self, b: Binding, depth: int) -> Candidate:
+        tier = TIER.get(b.kind, 10)
+        if b.kind in (BindingKind.launch, BindingKind.env):
+            return self._evaluate_text(b, tier, depth)
+        if b.constant:
+            value = _normalise_literal(b.value) if b.kind is BindingKind.config else b.value
+            if b.kind is BindingKind.config and isinstance(value, str):
+                interp = _INTERPOLATION.match(value.strip())
+                if interp:
+                    return self._follow(b, interp.group(1), tier, depth, config_only=True)
+            return Candidate(b, value, True, tier, b, (_link(b, value),))
+        return self._evaluate_expr_binding(b, tier, depth)
+
+    def _evaluate_text(self, b: Binding, tier: int, depth: int) -> Candidate:
+        text = b.expr.strip()
+        env_ref = _ENV_REF.match(text)
+        if env_ref:
+            var = env_ref.group(1)
+            for e in self._env_bindings(b.span.file, var, b.span.line):
+                sub = self.evaluate(e, depth + 1)
+                if sub is not None and sub.resolved:
+                    return Candidate(b, sub.value, True, tier, sub.source, (_link(b, sub.value),) + sub.chain)
+            return Candidate(b, None, False, tier, b, (_link(b, None),), f"${var} is not set in {b.span.file}")
+        if b.constant and b.value is not None:
+            value = _normalise_literal(b.value)
+        else:
+            parsed = parse_number_text(text)
+            value = parsed if parsed is not None or text.lower() in ("none", "null") else text.strip("'\"")
+        return Candidate(b, value, True, tier, b, (_link(b, value),))
+
+    def _env_bindings(self, file: str, var: str, line: int) -> list[Binding]:
+        found = [
+            e
+            for e in self.index.bindings_named([var])
+            if e.kind is BindingKind.env and e.span.file == file and e.span.line <= line
+        ]
+        for launch in self.index.all_launches():
+            if launch.span.file == file:
+                for name, text in launch.env:
+                    if name == var:
+                        found.append(
+                            Binding(name, name, BindingKind.env, text, None, False, "<module>", launch.span)
+                        )
+        found.sort(key=lambda e: -e.span.line)
+        return found
+
+    def _evaluate_expr_binding(self, b: Binding, tier: int, depth: int) -> Candidate:
+        refs = references(b.expr)
+        if len(refs) == 1 and _is_plain_reference(b.expr, refs[0]):
+            return self._follow(b, refs[0], tier, depth)
+        result, inputs, missing = self.fold_at(b.expr, b.span.file, b.scope, b.span.line, depth + 1, exclude=b)
+        if result.ok:
+            chain = (_link(b, result.value),) + tuple(
+                Link(**{**link.__dict__, "role": link.role or "input"}) for c in inputs for link in c.chain
+            )
+            # `tuple(cfg.betas)`, `int(args.n)`: one input decides the value, so it is the source.
+            source, src_tier = b, tier
+            if len(inputs) == 1 and b.kind in _PASS_THROUGH and _is_wrapped_reference(b.expr, refs[0]):
+                source, src_tier = inputs[0].source, inputs[0].tier
+            return Candidate(b, result.value, True, src_tier, source, chain)
+        reason = f"`{b.expr}`: " + (f"cannot resolve {', '.join(missing)}" if missing else result.reason)
+        return Candidate(b, None, False, tier, b, (_link(b, None),), reason)
+
+    def _follow(self, b: Binding, ref: str, tier: int, depth: int, config_only: bool = False) -> Candidate:
+        """A binding whose value is exactly another name: inherit that name's value and precedence."""
+        sub = self.value_of(ref, b.span.file, b.scope, b.span.line, depth + 1, exclude=b, config_only=config_only)
+        if sub is None or not sub.resolved:
+            reason = f"`{b.expr}`: cannot resolve {ref}" + (f" ({sub.reason})" if sub is not None and sub.reason else "")
+            return Candidate(b, None, False, tier, b, (_link(b, None),), reason)
+        source = sub.source if sub.tier > tier or b.kind in _PASS_THROUGH else b
+        return Candidate(b, sub.value, True, max(tier, sub.tier), source, (_link(b, sub.value),) + sub.chain)
+
+    # ----- expressions at a site --------------------------------------------------------------------------
+    def fold_at(
+        self,
+        expr: str,
+        file: str,
+        scope: str,
+        line: int,
+        depth: int = 0,
+        exclude: Binding | None = None,
+    ) -> tuple[FoldResult, list[Candidate], list[str]]:
+        """Fold ``expr`` as written at file:line in ``scope``: (result, the candidates it read, unresolved names)."""
+        env: dict[str, Any] = {}
+        inputs: list[Candidate] = []
+        missing: list[str] = []
+        if depth <= MAX_DEPTH:
+            for ref in references(expr):
+                sub = self.value_of(ref, file, scope, line, depth, exclude=exclude)
+                if sub is not None and sub.resolved:
+                    env[ref] = sub.value
+                    inputs.append(sub)
+                else:
+                    missing.append(ref)
+        return fold(expr, env), inputs, missing
+
+    def value_at(self, expr: str, file: str, scope: str, line: int) -> Candidate | None:
+        """The value an expression has at a site (for call/init checks), with its chain; None if unknown."""
+        refs = references(expr)
+        pseudo = Binding(
+            name=_leaf(refs[0]) if len(refs) == 1 else "<expr>",
+            path="<expr>",
+            kind=BindingKind.kwarg,
+            expr=expr,
+            value=None,
+            constant=False,
+            scope=scope,
+            span=Span(file, line, line),
+        )
+        if len(refs) == 1 and _is_plain_reference(expr, refs[0]):
+            sub = self.value_of(refs[0], file, scope, line, 0, exclude=None)
+            if sub is None or not sub.resolved:
+                return sub
+            return Candidate(pseudo, sub.value, True, sub.tier, sub.source, sub.chain)
+        result, inputs, missing = self.fold_at(expr, file, scope, line)
+        if not result.ok:
+            reason = f"cannot resolve {', '.join(missing)}" if missing else result.reason
+            return Candidate(pseudo, None, False, 0, pseudo, (), reason)
+        chain = tuple(Link(**{**link.__dict__, "role": link.role or "input"}) for c in inputs for link in c.chain)
+        source = inputs[0].source if len(inputs) == 1 and _is_wrapped_reference(expr, refs[0]) else pseudo
+        return Candidate(pseudo, result.value, True, max((c.tier for c in inputs), default=0), source, chain)
+
+    def value_of(
+        self,
+        ref: str,
+        file: str,
+        scope: str,
+        line: int,
+        depth: int = 0,
+        exclude: Binding | None = None,
+        config_only: bool = False,
+    ) -> Candidate | None:
+        """The value a dotted reference (``lr``, ``self.lr``, ``args.lr``, ``cfg.optim.lr``) has at a site."""
+        if depth > MAX_DEPTH:
+            return None
+        parts = ref.split(".")
+        leaf = parts[-1]
+        skip = _binding_key(exclude) if exclude is not None else None
+        pool = [
+            b
+            for b in self.bindings([leaf])
+            if _binding_key(b) != skip and self.exclusion(b) is None and b.kind is not BindingKind.comment
+        ]
+        if config_only:
+            return self._best(self._structured(pool, parts, keep_root=True), depth)
+        if len(parts) == 1:
+            return self._local(pool, leaf, file, scope, line, depth)
+        if parts[0] in _SELF:
+            if len(parts) == 2:
+                found = self._attribute(pool, leaf, file, scope, line, depth)
+                if found is not None:
+                    return found
+            parts = parts[1:]
+        return self._best(self._structured(pool, parts, keep_root=False), depth)
+
+    def _local(
+        self, pool: list[Binding], name: str, file: str, scope: str, line: int, depth: int
+    ) -> Candidate | None:
+        same_file = [b for b in pool if b.span.file == file and b.name == name]
+        local = [
+            b
+            for b in same_file
+            if b.kind is BindingKind.assign and b.path == name and b.scope == scope and b.span.line < line
+        ]
+        if local and scope != "<module>":
+            return self.evaluate(max(local, key=lambda b: b.span.line), depth + 1)
+        params = [
+            b
+            for b in same_file
+            if b.kind in (BindingKind.default, BindingKind.click) and (b.owner == scope or b.scope == scope)
+        ]
+        callers = self._caller_keywords(name, scope, depth)
+        if callers is not None:
+            return callers
+        if params:
+            return self.evaluate(params[0], depth + 1)
+        module = [b for b in same_file if b.kind is BindingKind.assign and b.scope == "<module>" and b.path == name]
+        before = [b for b in module if b.span.line < line] or module
+        if before:
+            return self.evaluate(max(before, key=lambda b: b.span.line), depth + 1)
+        imported = [
+            b for b in pool if b.kind is BindingKind.assign and b.scope == "<module>" and b.path == name
+        ]
+        return self._best(imported, depth)
+
+    def _caller_keywords(self, name: str, scope: str, depth: int) -> Candidate | None:
+        """``def f(lr=...)`` / ``__init__(self, lr)``: the value a caller passes as ``lr=`` wins."""
+        if not scope or scope == "<module>":
+            return None
+        parts = scope.split(".")
+        callee = parts[-2] if parts[-1] == "__init__" and len(parts) >= 2 else parts[-1]
+        kwargs = [
+            b
+            for b in self.bindings([name])
+            if b.kind is BindingKind.kwarg
+            and b.owner
+            and _leaf(b.owner) == callee
+            and self.exclusion(b) is None
+        ]
+        return self._best(kwargs, depth) if kwargs else None
+
+    def _attribute(
+        self, pool: list[Binding], name: str, file: str, scope: str, line: int, depth: int
+    ) -> Candidate | None:
+        cls = scope.split(".")[0] if scope and scope != "<module>" else ""
+        attrs = [
+            b
+            for b in pool
+            if b.span.file == file
+            and (
+                (b.path in (f"self.{name}", f"cls.{name}") and (not cls or b.scope.split(".")[0] == cls))
+                or (cls and b.scope == cls and b.kind in (BindingKind.assign, BindingKind.field))
+            )
+        ]
+        if not attrs:
+            return None
+        attrs.sort(key=lambda b: (0 if b.scope.endswith("__init__") else 1, b.span.line))
+        return self.evaluate(attrs[0], depth + 1)
+
+    def _structured(self, pool: list[Binding], parts: list[str], keep_root: bool) -> list[Binding]:
+        """Bindings an attribute/key read like ``args.lr`` or ``cfg.optim.lr`` can land on."""
+        tail = parts if keep_root else parts[1:]
+        leaf = parts[-1]
+        dotted_tail = ".".join(tail)
+        out: list[Binding] = []
+        root = parts[0]
+        for b in pool:
+            if b.kind is BindingKind.assign:
+                head = b.path.rpartition(".")[0]
+                if not head or head in _SELF or (head.split(".")[0] != root and not _path_suffix(b.path, dotted_tail)):
+                    continue  # `lr = 3` or `self.lr = lr` elsewhere is not `cfg.lr`
+            if b.kind in (BindingKind.default, BindingKind.comment):
+                continue
+            if b.kind is BindingKind.kwarg and _leaf(b.owner) not in self._field_classes.get(leaf.lower(), ()):
+                continue  # only `Config(lr=...)` for a config class with an `lr` field sets `cfg.lr`
+            if b.kind in (BindingKind.config, BindingKind.launch) and len(tail) > 1 and "." in b.path:
+                if not _path_suffix(b.path, dotted_tail):
+                    continue
+            out.append(b)
+        for b in self._by_dest.get(leaf.lower(), ()):
+            if b not in out and self.exclusion(b) is None:
+                out.append(b)
+        # A launch flag spelled like the argparse option (`--learning-rate`) overrides `args.lr` via dest.
+        for b in list(out):
+            if b.kind in (BindingKind.argparse, BindingKind.click) and b.name.lower() != leaf.lower():
+                for extra in self.bindings([b.name]):
+                    if extra.kind is BindingKind.launch and extra not in out:
+                        out.append(extra)
+        return out
+
+    def _best(self, bindings: list[Binding], depth: int) -> Candidate | None:
+        """The highest-precedence resolvable candidate; same precedence: the first in file order."""
+        cands = [c for c in (self.evaluate(b, depth + 1) for b in bindings) if c is not None]
+        if not cands:
+            return None
+        resolved = [c for c in cands if c.resolved]
+        pool = resolved or cands
+        overridden = self._kwarg_overrides(pool)
+        pool = [c for c in pool if c.key not in overridden] or pool
+        return min(pool, key=lambda c: (-c.tier, _binding_key(c.source)))
+
+    # ----- call + arg -------------------------------------------------------------------------------------
+    def resolve_call_arg(self, call: str, arg: str | int, scope: str | None = None) -> list[CallArg]:
+        """The value of argument ``arg`` (keyword or position) at every call of ``call``."""
+        entry = self.library.lookup(call)
+        out: list[CallArg] = []
+        for site in self._sites(call, scope):
+            lib = entry or self.library.lookup(site.qualname)
+            name = arg if isinstance(arg, str) else (lib.param_at(arg) if lib else None) or f"#{arg}"
+            excluded = self._site_excluded(site)
+            if excluded:
+                out.append(CallArg(site, name, "stub" if excluded == "stub" else "excluded", reason=excluded))
+                continue
+            expr = self._arg_expr(site, arg, lib)
+            if expr is None:
+                if any(k == "**" for k, _ in site.kwargs):
+                    out.append(CallArg(site, name, "unknown", reason="passed through **kwargs"))
+                elif lib and name in lib.defaults:
+                    value = lib.defaults[name]
+                    link = Link(
+                        site.span.file,
+                        site.span.line,
+                        site.span.end_line,
+                        "library-default",
+                        name,
+                        f"{site.callee}(...) without {name}",
+                        value,
+                        "library-default",
+                        f"{lib.key} default",
+                    )
+                    out.append(CallArg(site, name, "default", value, default=link, library=lib.key))
+                else:
+                    out.append(CallArg(site, name, "unknown", reason=f"{name} is not passed and has no known default"))
+                continue
+            cand = self.value_at(expr, site.span.file, site.scope, site.span.line)
+            if cand is None or not cand.resolved:
+                reason = cand.reason if cand is not None and cand.reason else f"cannot resolve `{expr}`"
+                out.append(CallArg(site, name, "unknown", candidate=cand, reason=reason))
+            else:
+                out.append(CallArg(site, name, "passed", cand.value, candidate=cand, library=lib.key if lib else ""))
+        return out
+
+    def _sites(self, call: str, scope: str | None) -> list[CallSite]:
+        sites = list(self.index.calls_to(call))
+        entry = self.library.lookup(call)
+        if entry is not None:
+            for alias in (entry.key, *entry.aliases):
+                if alias != call:
+                    sites.extend(self.index.calls_to(alias))
+        unique = {(s.span.file, s.span.line, s.callee): s for s in sites}
+        out = [s for s in unique.values() if _site_in_scope(self.index, s, scope)]
+        out.sort(key=lambda s: (s.span.file, s.span.line, s.callee))
+        return out
+
+    def _site_excluded(self, site: CallSite) -> str | None:
+        facts = self.index.files.get(site.span.file)
+        if facts is not None and facts.role in (FileRole.test, FileRole.doc):
+            return facts.role.value
+        if self._stub_reason(site.span.file, site.scope):
+            return "stub"
+        return None
+
+    @staticmethod
+    def _arg_expr(site: CallSite, arg: str | int, lib: "LibraryEntry | None") -> str | None:
+        if isinstance(arg, int):
+            position, keyword = arg, (lib.param_at(arg) if lib else None)
+        else:
+            keyword = arg
+            position = lib.position_of(arg) if lib else None
+        if keyword is not None:
+            for k, v in site.kwargs:
+                if k == keyword:
+                    return v
+        if position is not None and position < len(site.args):
+            if any(a.startswith("*") for a in site.args[: position + 1]):
+                return None
+            return site.args[position]
+        return None
+
+
+# ----- lexicon and library data ---------------------------------------------------------------------------
+class Lexicon:
+    """Canonical names -> synonyms, from rules/lexicon.yaml plus the spec's aliases."""
+
+    def __init__(self, data: Mapping[str, Any], aliases: Mapping[str, Iterable[str]]) -> None:
+        self.groups: dict[str, tuple[list[str], list[str]]] = {}
+        for canonical, entry in sorted((data or {}).items()):
+            entry = entry if isinstance(entry, Mapping) else {}
+            strong = [canonical, *[str(s) for s in entry.get("synonyms") or ()]]
+            weak = [str(s) for s in entry.get("weak") or ()]
+            self.groups[_norm(canonical)] = (_unique(strong), _unique(weak))
+        self.member_of: dict[str, list[str]] = {}
+        for canonical, (strong, _weak) in self.groups.items():
+            for name in strong:
+                self.member_of.setdefault(_norm(name), []).append(canonical)
+        self.aliases = {_norm(k): [str(a) for a in v] for k, v in (aliases or {}).items()}
+
+    def expand(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
+        """(strong names, weak names) a query stands for; the given names always come first."""
+        strong: list[str] = []
+        weak: list[str] = []
+        for name in names:
+            n = _norm(name)
+            strong.append(n)
+            groups = [n] if n in self.groups else self.member_of.get(n, [])
+            if len(groups) == 1:
+                group_strong, group_weak = self.groups[groups[0]]
+                strong.extend(_norm(s) for s in group_strong)
+                weak.extend(_norm(w) for w in group_weak)
+            for key in [n, *groups]:
+                strong.extend(_norm(a) for a in self.aliases.get(key, ()))
+            for key, alias_list in self.aliases.items():
+                if n in {_norm(a) for a in alias_list}:
+                    strong.append(key)
+                    strong.extend(_norm(a) for a in alias_list)
+        strong = _unique(strong)
+        weak = [w for w in _unique(weak) if w not in strong]
+        return strong, weak
+
+    def describe(self, name: str) -> str:
+        n = _norm(name)
+        groups = [n] if n in self.groups else self.member_of.get(n, [])
+        return groups[0] if len(groups) == 1 else n
+
+
+@dataclass(frozen=True)
+class LibraryEntry:
+    key: str
+    params: tuple[str, ...]
+    defaults: dict[str, Any]
+    aliases: tuple[str, ...] = ()
+
+    def param_at(self, position: int) -> str | None:
+        return self.params[position] if 0 <= position < len(self.params) else None
+
+    def position_of(self, name: str) -> int | None:
+        return self.params.index(name) if name in self.params else None
+
+
+class LibraryDefaults:
+    """rules/library_defaults.yaml, looked up by qualified name, alias, or unique suffix."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._entries: dict[str, LibraryEntry] = {}
+        for key, raw in sorted((data or {}).items()):
+            if not isinstance(raw, Mapping):
+                continue
+            defaults = {str(k): _normalise_literal(v) for k, v in (raw.get("defaults") or {}).items()}
+            entry = LibraryEntry(
+                str(key),
+                tuple(str(p) for p in raw.get("params") or ()),
+                defaults,
+                tuple(str(a) for a in raw.get("aliases") or ()),
+            )
+            self._entries[str(key)] = entry
+            for alias in entry.aliases:
+                self._entries.setdefault(alias, entry)
+
+    def entries(self) -> list[tuple[str, LibraryEntry]]:
+        return [(k, e) for k, e in self._entries.items() if k == e.key]
+
+    def lookup(self, name: str) -> LibraryEntry | None:
+        if not name:
+            return None
+        if name in self._entries:
+            return self._entries[name]
+        matches = {e.key: e for k, e in self._entries.items() if k.endswith("." + name) or name.endswith("." + k)}
+        if len(matches) == 1:
+            return next(iter(matches.values()))
+        # `nn.Dropout` / `optim.Adam` as written: match on the last two components.
+        tail = ".".join(name.split(".")[-2:])
+        matches = {e.key: e for k, e in self._entries.items() if k.endswith("." + tail) or k == tail}
+        return next(iter(matches.values())) if len(matches) == 1 else None
+
+
+# ----- helpers --------------------------------------------------------------------------------------------
+def _safe_rules(name: str) -> Mapping[str, Any]:
+    try:
+        data = rules.load(name)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, Mapping) else {}
+
+
+def _binding_key(b: Binding) -> tuple:
+    return (b.span.file, b.span.line, b.path, b.kind.value, b.name)
+
+
+def _link(b: Binding, value: Any, role: str = "") -> Link:
+    return Link(b.span.file, b.span.line, b.span.end_line, b.kind.value, b.name, b.expr, value, role)
+
+
+def _dedupe_by_source(cands: list[Candidate]) -> list[Candidate]:
+    """Several bindings fed by one source (``lr=args.lr``, ``self.lr = lr``) count once: keep the source."""
+    by_source: dict[tuple, Candidate] = {}
+    for c in sorted(cands, key=lambda c: c.key):
+        skey = _binding_key(c.source)
+        kept = by_source.get(skey)
+        if kept is None or (c.key == skey and kept.key != skey) or (kept.key != skey and c.tier > kept.tier):
+            by_source[skey] = c
+    return list(by_source.values())
+
+
+def _normalise_literal(value: Any) -> Any:
+    """YAML reads `3e-4` as a string; the numbers people write in configs are numbers."""
+    if isinstance(value, str):
+        parsed = parse_number_text(value)
+        if isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
+            return parsed
+        return value
+    if isinstance(value, list):
+        return [_normalise_literal(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_normalise_literal(v) for v in value)
+    return value
+
+
+def _is_plain_reference(expr: str, ref: str) -> bool:
+    text = re.sub(r"\s+", "", expr)
+    if text == ref:
+        return True
+    parts = ref.split(".")
+    subscripted = parts[0] + "".join(f'["{p}"]' for p in parts[1:])
+    return text.replace("'", '"') in (subscripted, f'{".".join(parts[:-1])}.get("{parts[-1]}")')
+
+
+_WRAPPER = re.compile(r"^(?:int|float|tuple|list|str|bool)\((.*)\)$", re.S)
+
+
+def _is_wrapped_reference(expr: str, ref: str) -> bool:
+    """`tuple(cfg.betas)`, `float(args.lr)`: a conversion of one reference, not arithmetic on it."""
+    match = _WRAPPER.match(expr.strip())
+    return bool(match) and _is_plain_reference(match.group(1), ref)
+
+
+def _path_suffix(path: str, tail: str) -> bool:
+    return path == tail or path.endswith("." + tail) or tail.endswith("." + path)
+
+
+def _leaf(dotted: str) -> str:
+    return dotted.rsplit(".", 1)[-1]
+
+
+def _leaf_scope_match(binding_scope: str, scope: str) -> bool:
+    """`in: train_step` admits `Trainer.train_step` and its nested scopes."""
+    return "." not in scope and any(part == scope for part in binding_scope.split("."))
+
+
+def _site_in_scope(index: RepoIndex, site: CallSite, scope: str | None) -> bool:
+    if not scope:
+        return True
+    if looks_like_glob(scope):
+        return index.in_scope(site.span.file, scope)
+    return site.scope == scope or site.scope.startswith(scope + ".") or _leaf_scope_match(site.scope, scope)
+
+
+def _norm(name: str) -> str:
+    return str(name).strip().lower().replace("-", "_")
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return str(value)
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return value
+    return repr(value)

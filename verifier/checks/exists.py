@@ -1,0 +1,93 @@
+"""`exists`: the component is defined in code, is not a placeholder, and (``reachable: true``) runs.
+
+Definitions in tests or docs do not count. Among several definitions of the name the best one decides
+(implemented over stub, reached over unwired), so a stub left beside a real implementation is not a failure.
+"""
+
+from __future__ import annotations
+
+from verifier.analysis.callsite import evidence_at, sorted_unique
+from verifier.analysis.entry import call_graph, describe_path
+from verifier.analysis.stubs import stub_finding
+from verifier.checks.base import Context, checker
+from verifier.index.facts import Definition, FileRole, Span
+from verifier.index.repo import looks_like_glob
+from verifier.results import CheckResult, Evidence, Status
+from verifier.spec.model import ExistsCheck
+
+KIND = "exists"
+EXCLUDED_ROLES = (FileRole.test, FileRole.doc)
+
+
+@checker(KIND)
+def check_exists(check: ExistsCheck, ctx: Context) -> CheckResult:
+    try:
+        return _check(check, ctx)
+    except (OSError, ValueError, RecursionError) as exc:
+        return CheckResult.errored(KIND, f"exists check on {check.symbol} could not run: {exc}")
+
+
+def _check(check: ExistsCheck, ctx: Context) -> CheckResult:
+    symbol = check.symbol.strip()
+    defs = [d for d in ctx.index.definitions_named(symbol) if _in_scope(ctx, d, check.scope)]
+    code = [d for d in defs if ctx.index.files[d.span.file].role not in EXCLUDED_ROLES]
+    if not code:
+        if defs:
+            where = defs[0].span
+            ev = [evidence_at(ctx.index, where, "test", header_only=True)]
+            return CheckResult.failed(
+                KIND, Status.missing, f"{symbol} is defined only in tests or docs ({where.file}:{where.line}).", ev
+            )
+        return CheckResult.failed(KIND, Status.missing, f"{symbol} is not defined anywhere in the repo's code.")
+
+    stubs = {id(d): stub_finding(ctx.index, d) for d in code}
+    implemented = [d for d in code if stubs[id(d)] is None]
+    if not implemented:
+        d = code[0]
+        finding = stubs[id(d)]
+        span = Span(d.span.file, finding.line, finding.line)
+        ev = [evidence_at(ctx.index, span, "stub", note=finding.reason)]
+        return CheckResult.failed(
+            KIND, Status.stub, f"{symbol} at {d.span.file}:{d.span.line} is a placeholder: {finding.reason}.", ev
+        )
+    if not check.reachable:
+        d = implemented[0]
+        ev = [evidence_at(ctx.index, d.span, "definition", header_only=True)]
+        return CheckResult.passed(KIND, f"{symbol} is implemented at {d.span.file}:{d.span.line}.", ev)
+
+    graph = call_graph(ctx)
+    for d in implemented:
+        path = graph.reachable(d)
+        if path is None:
+            continue
+        entry = graph.entry_for(path[0])
+        ev = [evidence_at(ctx.index, d.span, "definition", header_only=True)]
+        if entry is not None:
+            ev.append(_entry_evidence(ctx, entry.span, entry.kind))
+        origin = f"{entry.kind} {entry.span.file}:{entry.span.line}" if entry is not None else path[0].label()
+        return CheckResult.passed(
+            KIND,
+            f"{symbol} is implemented at {d.span.file}:{d.span.line} and reached from the {origin} entry point.",
+            sorted_unique(ev),
+            path=describe_path(path),
+        )
+    d = implemented[0]
+    ev = [evidence_at(ctx.index, d.span, "definition", header_only=True)]
+    if not graph.entries:
+        message = f"{symbol} is implemented at {d.span.file}:{d.span.line} but the repo has no entry point that could call it."
+    else:
+        message = f"{symbol} is implemented but never called from an entry point ({d.span.file}:{d.span.line})."
+    return CheckResult.partial(KIND, 0.75, message, ev, entries=[e.node.label() for e in graph.entries])
+
+
+def _in_scope(ctx: Context, d: Definition, scope: str | None) -> bool:
+    if not scope:
+        return True
+    if looks_like_glob(scope):
+        return ctx.index.in_scope(d.span.file, scope)
+    full = f"{d.module}.{d.qualname}"
+    return d.qualname.startswith(scope + ".") or full.startswith(scope + ".") or d.module == scope
+
+
+def _entry_evidence(ctx: Context, span: Span, kind: str) -> Evidence:
+    return evidence_at(ctx.index, Span(span.file, span.line, span.line), "entry", note=kind)

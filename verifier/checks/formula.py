@@ -1,0 +1,544 @@
+"""`formula`: some expression computed in the repo is mathematically the paper's formula.
+
+The checker is not told which variable implements the formula: it translates the repo's functions to SymPy
+(once per run, memoised), ranks every computed value by how much its shape resembles the formula, maps the
+paper's symbols onto code names (spec ``symbols`` first, then names, then a bounded numeric search) and
+decides equivalence (numeric screen, high-precision confirmation, proof under a hard timeout).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Any
+
+import sympy as sp
+from sympy.core.function import AppliedUndef
+
+from verifier.analysis.code_sympy import REDUCTIONS, Candidate, FunctionModel, Translator, expr_nodes, sym
+from verifier.analysis.equivalence import MatchResult, Target, canonical, match, similarity, strip_reductions
+from verifier.analysis.latex import Formula, FormulaSyntaxError, parse_formula, parse_latex, parse_sympy
+from verifier.checks.base import Context, checker
+from verifier.index.facts import FileRole
+from verifier.index.repo import PYTHONISH, looks_like_glob
+from verifier.results import CheckResult, Evidence, Status
+from verifier.spec.model import FormulaCheck
+
+KIND = "formula"
+TOP_CANDIDATES = 8
+MIN_MISMATCH_RANK = 0.5
+MAX_FILES = 300
+PROOF_BUDGET = 1.0  # seconds for the bonus proof after a numeric pass (the formula timeout caps the rest)
+
+
+@checker(KIND)
+def check_formula(check: FormulaCheck, ctx: Context) -> CheckResult:
+    try:
+        formula = parse_formula(check.expect, check.latex, check.functions)
+    except FormulaSyntaxError as exc:
+        field = "expect" if check.expect else "latex"
+        return CheckResult.errored(KIND, f"`{field}` does not parse: {exc}", position=exc.position)
+    try:
+        return _check(check, formula, ctx)
+    except RecursionError:
+        return CheckResult.errored(KIND, "formula check: expression nested too deeply")
+
+
+# ----------------------------------------------------------------------------------------- repo models
+class RepoFormulas:
+    """Translated functions of the repo, file by file on demand; shared by every formula check of a run."""
+
+    def __init__(self, ctx: Context, pin: dict[str, Any]):
+        self.index = ctx.index
+        self.pin = pin
+        self._translators: dict[str, Translator | None] = {}
+        self._models: dict[str, list[FunctionModel]] = {}
+
+    def translator(self, path: str) -> Translator | None:
+        if path not in self._translators:
+            tree = self.index.tree(path)
+            self._translators[path] = (
+                None if tree is None else Translator(tree, path, self.index.source(path), pin=self.pin, helper=self._helper)
+            )
+        return self._translators[path]
+
+    def models(self, path: str) -> list[FunctionModel]:
+        if path not in self._models:
+            tr = self.translator(path)
+            self._models[path] = tr.all_functions() if tr is not None else []
+        return self._models[path]
+
+    def _helper(self, name: str, cls: str | None):
+        """A repo function called by name from another file (``from utils import extract``)."""
+        if cls is not None:
+            return None
+        for d in self.index.definitions_named(name):
+            if d.kind != "function" or d.stub:
+                continue
+            facts = self.index.files.get(d.span.file)
+            if facts is None or facts.role is not FileRole.code:
+                continue
+            tr = self.translator(d.span.file)
+            if tr is None:
+                continue
+            for node in ast.walk(tr.tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name and node.lineno == d.span.line:
+                    return node, tr
+            node = tr.functions.get(name)
+            if node is not None:
+                return node, tr
+        return None
+
+
+def _repo(ctx: Context, pin: dict[str, Any]) -> RepoFormulas:
+    key = "formula.repo:" + repr(sorted((str(k), repr(v)) for k, v in pin.items()))
+    return ctx.memo(key, lambda: RepoFormulas(ctx, pin))
+
+
+# ----------------------------------------------------------------------------------------- shape ranking
+def profile(expr: sp.Basic) -> frozenset[str]:
+    kinds = set()
+    for node in sp.preorder_traversal(expr):
+        if isinstance(node, sp.exp):
+            kinds.add("exp")
+        elif isinstance(node, sp.log):
+            kinds.add("log")
+        elif isinstance(node, (sp.Min, sp.Max)):
+            kinds.add("minmax")
+        elif isinstance(node, sp.Abs):
+            kinds.add("abs")
+        elif isinstance(node, sp.Piecewise):
+            kinds.add("piecewise")
+        elif isinstance(node, sp.Pow):
+            e = node.args[1]
+            if e in (sp.Rational(1, 2), sp.Rational(-1, 2)):
+                kinds.add("sqrt")
+            elif not e.is_Integer:
+                kinds.add("pow")
+            elif e == -1:
+                kinds.add("div")
+            else:
+                kinds.add("square")
+        elif isinstance(node, AppliedUndef):
+            name = node.func.__name__
+            kinds.add("reduce" if name in REDUCTIONS else ("pick" if name == "pick" else "opaque"))
+        elif isinstance(node, (sp.erf, sp.tanh)):
+            kinds.add(type(node).__name__)
+        elif isinstance(node, sp.Mul):
+            kinds.add("mul")
+        elif isinstance(node, sp.Add):
+            kinds.add("add")
+    return frozenset(kinds)
+
+
+def _shape_similarity(p: frozenset, c: frozenset, np_: int, nc: int) -> float:
+    union = p | c
+    jac = len(p & c) / len(union) if union else 1.0
+    size = 1 - abs(np_ - nc) / max(np_, nc, 1)
+    return 0.75 * jac + 0.25 * size
+
+
+@dataclass
+class Ranked:
+    score: float
+    cand: Candidate
+    expr: sp.Expr  # stripped (or not, with reduction: keep)
+    model: FunctionModel
+
+
+# ----------------------------------------------------------------------------------------- the check
+def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
+    pin = {**ctx.pin, **check.pin}
+    repo = _repo(ctx, pin)
+    keep = check.reduction == "keep"
+    paper = formula.expr if keep else strip_reductions(formula.expr, formula.sum_bounds)
+    if not paper.free_symbols:
+        return CheckResult.errored(KIND, "the formula has no symbols to match against code")
+    words = _claim_words(ctx, formula, check)
+    files = _files(ctx, check.scope, paper, words)
+    ranked: list[Ranked] = []
+    stubs: list[tuple[float, Any]] = []
+    p_profile = profile(paper)
+    spec_names = {_leaf_of(str(v)) for v in check.symbols.values()} - {""}
+    p_syms = len(paper.free_symbols)
+    for path in files:
+        facts = ctx.index.files[path]
+        stub_defs = {d.qualname: d for d in facts.definitions if d.stub}
+        for d in stub_defs.values():
+            if _qual_in_scope(d.qualname, check.scope):
+                stubs.append((_name_score(d.name, words), d))
+        for model in repo.models(path):
+            if not _qual_in_scope(model.qualname, check.scope) or model.qualname in stub_defs:
+                continue
+            for cand in model.candidates:
+                expr = cand.expr if keep else strip_reductions(cand.expr)
+                if not isinstance(expr, sp.Expr) or expr.is_Atom or not expr.free_symbols:
+                    continue
+                score = _shape_similarity(p_profile, profile(expr), p_syms, len(expr.free_symbols))
+                score += 0.15 * max(_name_score(cand.target, words), _name_score(model.qualname.rsplit(".", 1)[-1], words))
+                if spec_names:
+                    present = {s.name for s in expr.free_symbols} | {k.rsplit(".", 1)[-1] for k in model.named}
+                    score += 0.3 * len(spec_names & present) / len(spec_names)
+                ranked.append(Ranked(score, cand, expr, model))
+    ranked.sort(key=lambda r: (-r.score, r.cand.file, r.cand.line, r.cand.target, r.cand.path))
+    if not ranked:
+        return _no_candidate(check, stubs, ctx, "no computed expression in scope")
+    timeout = float(getattr(ctx.options, "formula_timeout", 5.0))
+    positive = {name for name, what in check.assume.items() if str(what).lower() in ("positive", "nonnegative", "pos")}
+    results: list[tuple[Ranked, MatchResult]] = []
+    for r in _diverse(ranked, TOP_CANDIDATES):
+        targets, fixed = _targets_for(r, repo, check, formula)
+        res = match(
+            paper, r.expr, targets, fixed,
+            positive=_positive_code(positive, fixed), sign=check.sign, timeout=timeout, proof_budget=min(PROOF_BUDGET, timeout),
+        )
+        results.append((r, res))
+        if res.decision.equivalent and not res.name_inconsistent:
+            return _passed(check, r, res, repo, paper, ctx, formula, timeout, positive)
+    suspects = [(r, res) for r, res in results if res.decision.equivalent]
+    mismatches = [(r, res) for r, res in results if res.decision.kind == "not-equivalent"]
+    strong = [
+        (r, res) for r, res in mismatches if r.score >= MIN_MISMATCH_RANK and _mapped_by_names(res) and _post_score(r, res) >= 0.5
+    ]
+    strong.sort(key=lambda rr: -_post_score(*rr))
+    if suspects:
+        r, res = suspects[0]
+        return CheckResult.unverified(
+            KIND,
+            f"{_where(r)} equals the formula only under a mapping that contradicts the names "
+            f"({'; '.join(res.name_inconsistent)}); confirm it with `symbols:`.",
+            [_evidence(r, res, "expression")],
+            **_details(r, res, formula),
+        )
+    if strong:
+        r, res = strong[0]
+        stub_hit = _stub_named(stubs)
+        if stub_hit is not None and r.score < 0.8:
+            return _stub(stub_hit)
+        ce = res.decision.counterexample or {}
+        return CheckResult.failed(
+            KIND,
+            Status.mismatch,
+            f"{_where(r)} computes {_show(r.expr)}, which differs from the formula: at {_point(ce)} the paper gives "
+            f"{ce.get('paper')} and the code {ce.get('code')}.",
+            [_evidence(r, res, "expression")],
+            **_details(r, res, formula),
+        )
+    undecided = [(r, res) for r, res in results if res.decision.kind == "undecided" and r.score >= MIN_MISMATCH_RANK]
+    if undecided:
+        r, res = undecided[0]
+        return CheckResult.unverified(
+            KIND,
+            f"{_where(r)} looks like the formula but equivalence is undecided after {timeout:.1f} s "
+            f"({res.decision.reason.split('(')[-1].rstrip(')') or 'no proof'}).",
+            [_evidence(r, res, "expression")],
+            **_details(r, res, formula),
+        )
+    return _no_candidate(check, stubs, ctx, f"closest is {_where(ranked[0])}", ranked[0], results)
+
+
+def _passed(check, r: Ranked, res: MatchResult, repo, paper, ctx, formula, timeout, positive) -> CheckResult:
+    how = "proven" if res.decision.kind == "proven" else "numerically equivalent"
+    if check.paths == "all":
+        failing = _other_paths(r, res, repo, paper, check, timeout, positive)
+        if failing:
+            other, other_res = failing[0]
+            return CheckResult.failed(
+                KIND,
+                Status.mismatch,
+                f"path `{other.cand.path or 'default'}` of {r.model.qualname} is not the formula "
+                f"(computes {_show(other.expr)}), although path `{r.cand.path or 'default'}` is ({how}).",
+                [_evidence(other, other_res, "expression"), _evidence(r, res, "expression")],
+                **_details(other, other_res, formula),
+            )
+    sign = "" if res.decision.sign == 1 else " (up to sign)"
+    branch = f" on path `{r.cand.path}`" if r.cand.path else ""
+    return CheckResult.passed(
+        KIND,
+        f"{_where(r)}{branch} implements the formula: {how}{sign}.",
+        [_evidence(r, res, "expression")],
+        **_details(r, res, formula),
+    )
+
+
+def _other_paths(r: Ranked, res: MatchResult, repo, paper, check, timeout, positive):
+    """With `paths: all`: the same value on every other branch of the function must also be the formula."""
+    failing = []
+    latest: dict[str, Candidate] = {}
+    for cand in r.model.candidates:
+        if cand.target == r.cand.target and cand.path != r.cand.path:
+            latest[cand.path] = cand
+    for path, cand in sorted(latest.items()):
+        expr = cand.expr if check.reduction == "keep" else strip_reductions(cand.expr)
+        other = Ranked(r.score, cand, expr, r.model)
+        targets, fixed = _targets_for(other, repo, check, None)
+        got = match(paper, expr, targets, fixed, positive=_positive_code(positive, fixed), sign=check.sign,
+                    timeout=timeout, proof_budget=min(PROOF_BUDGET, timeout))
+        if not got.decision.equivalent:
+            failing.append((other, got))
+    return failing
+
+
+def _no_candidate(check, stubs, ctx, why: str, best: Ranked | None = None, results=None) -> CheckResult:
+    hit = _stub_named(stubs) or (stubs[0][1] if stubs and check.scope and not looks_like_glob(check.scope) else None)
+    if hit is not None:
+        return _stub(hit)
+    evidence = []
+    if best is not None:
+        res = next((m for rr, m in (results or []) if rr is best), None)
+        evidence.append(_evidence(best, res, "missing-near"))
+    scope = f" in `{check.scope}`" if check.scope else ""
+    return CheckResult.failed(KIND, Status.missing, f"nothing{scope} computes the formula ({why}).", evidence)
+
+
+def _stub(d) -> CheckResult:
+    span = d.span
+    ev = Evidence(span.file, span.line, max(span.end_line, span.line), f"def {d.name}(...)", "stub", d.stub or "")
+    return CheckResult.failed(
+        KIND, Status.stub, f"{d.qualname} ({span.file}:{span.line}) is a placeholder ({d.stub}).", [ev], function=d.qualname
+    )
+
+
+def _stub_named(stubs: list) -> Any:
+    named = sorted((s for s in stubs if s[0] >= 0.34), key=lambda s: (-s[0], s[1].span.file, s[1].span.line))
+    return named[0][1] if named else None
+
+
+# ----------------------------------------------------------------------------------------- mapping targets
+def _targets_for(r: Ranked, repo: RepoFormulas, check: FormulaCheck, formula: Formula | None):
+    """Code values a paper symbol may stand for: the candidate's leaves and the function's named values."""
+    targets: dict[str, Target] = {}
+    for s in sorted(r.expr.free_symbols, key=lambda x: x.name):
+        targets[s.name] = Target(s.name, s)
+        if "log" in s.name.lower() and "logit" not in s.name.lower():
+            targets[f"exp({s.name})"] = Target(f"exp({s.name})", sp.exp(s))
+    named = _named_before(r.model, r.cand)
+    cls = r.model.qualname.rsplit(".", 1)[0] if "." in r.model.qualname else None
+    if cls is not None:
+        tr = repo.translator(r.model.file)
+        if tr is not None:
+            for attr, expr in sorted(tr.init_attrs(cls).items()):
+                named.setdefault(f"self.{attr}", expr)
+    for name, expr in named.items():
+        if name not in targets and not (isinstance(expr, sp.Symbol) and expr.name in targets):
+            targets[name] = Target(name, expr)
+    fixed: dict[sp.Symbol, Target] = {}
+    for key, value in sorted(check.symbols.items()):
+        psym = _paper_symbol(key)
+        target = _resolve_target(str(value), targets, named)
+        if psym is not None and target is not None:
+            fixed[psym] = target
+    return sorted(targets.values(), key=lambda t: t.name), fixed
+
+
+def _named_before(model: FunctionModel, cand: Candidate) -> dict[str, sp.Expr]:
+    out: dict[str, sp.Expr] = {}
+    for name, versions in model.named.items():
+        usable = [
+            (line, path, expr)
+            for line, path, expr in versions
+            if line <= cand.line and (not path or cand.path.startswith(path)) and isinstance(expr, sp.Expr)
+        ]
+        if not usable:
+            continue
+        if name == cand.target and usable[-1][0] == cand.line:
+            usable = usable[:-1]  # not the candidate itself
+            if not usable:
+                continue
+        out[name] = usable[-1][2]
+        for line, _, expr in usable[:-1]:
+            out.setdefault(f"{name}@{line}", expr)
+    return out
+
+
+def _paper_symbol(key: str) -> sp.Symbol | None:
+    text = key.strip()
+    try:
+        expr = parse_latex(text).expr if "\\" in text else parse_sympy(text).expr
+    except FormulaSyntaxError:
+        return sym(re.sub(r"\W+", "_", text).strip("_") or "x")
+    return expr if isinstance(expr, sp.Symbol) else None
+
+
+def _resolve_target(value: str, targets: dict[str, Target], named: dict[str, sp.Expr]) -> Target | None:
+    text = value.strip()
+    bare = text.replace("self.", "")
+    for name in (text, f"self.{bare}", bare):
+        if name in targets:
+            return targets[name]
+    leafish = re.split(r"[.\[]", bare.replace("'", "").replace('"', "").rstrip("]"))[-1]
+    if re.fullmatch(r"[A-Za-z_]\w*", leafish) and re.fullmatch(r"[\w.\[\]'\"]+", text):
+        for name, t in targets.items():
+            if name.rsplit(".", 1)[-1] == leafish or name.endswith(f"['{leafish}']"):
+                return t
+        best = max(targets.values(), key=lambda t: (similarity(leafish, t.name), t.name), default=None)
+        if best is not None and similarity(leafish, best.name) >= 0.3:
+            return best
+        return Target(leafish, sym(leafish))
+    try:
+        expr = parse_sympy(bare).expr
+    except FormulaSyntaxError:
+        return None
+    subs = {}
+    for s in expr.free_symbols:
+        for name in (s.name, f"self.{s.name}"):
+            if name in targets:
+                subs[s] = targets[name].expr
+                break
+    return Target(text, expr.xreplace(subs))
+
+
+def _leaf_of(text: str) -> str:
+    leaf = re.split(r"[.\[]", text.strip().replace("'", "").replace('"', "").rstrip("]"))[-1]
+    return leaf if re.fullmatch(r"[A-Za-z_]\w*", leaf) else ""
+
+
+def _positive_code(positive: set[str], fixed: dict[sp.Symbol, Target]) -> set[str]:
+    out = set(positive)
+    for psym, t in fixed.items():
+        if psym.name in positive:
+            out |= {s.name for s in t.expr.free_symbols}
+    return out
+
+
+def _post_score(r: Ranked, res: MatchResult) -> float:
+    """How alike the mapped paper formula and the code value are: shared code symbols and operations."""
+    if res.paper_expr is None:
+        return 0.0
+    ps, cs = res.paper_expr.free_symbols, r.expr.free_symbols
+    sym_overlap = len(ps & cs) / len(ps | cs) if ps | cs else 0.0
+    pp, cp = _op_counts(res.paper_expr), _op_counts(r.expr)
+    union = sum((pp | cp).values())
+    ops = sum((pp & cp).values()) / union if union else 1.0
+    return 0.5 * sym_overlap + 0.5 * ops
+
+
+def _op_counts(expr: sp.Basic) -> Counter:
+    out: Counter = Counter()
+    for node in sp.preorder_traversal(expr):
+        if not node.is_Atom:
+            out[node.func.__name__ if not isinstance(node, AppliedUndef) else "f:" + node.func.__name__] += 1
+    return out
+
+
+def _mapped_by_names(res: MatchResult) -> bool:
+    """A mismatch is only reported when most paper symbols found their code value by spec or by name."""
+    if not res.how:
+        return False
+    good = sum(1 for v in res.how.values() if v in ("spec", "identity", "name"))
+    return good * 2 >= len(res.how)
+
+
+# ----------------------------------------------------------------------------------------- scope and words
+def _claim_words(ctx: Context, formula: Formula, check: FormulaCheck) -> str:
+    parts = [formula.lhs or ""]
+    if ctx.sau is not None:
+        parts.append(ctx.sau.claim[:200])
+    return " ".join(parts)
+
+
+def _name_score(name: str, words: str) -> float:
+    if not words.strip():
+        return 0.0
+    tokens = canonical(name).tokens
+    if not tokens:
+        return 0.0
+    text = canonical(re.sub(r"[^A-Za-z0-9]+", "_", words)).tokens
+    return len(tokens & text) / len(tokens)
+
+
+def _qual_in_scope(qualname: str, scope: str | None) -> bool:
+    if not scope or looks_like_glob(scope):
+        return True
+    return qualname == scope or qualname.startswith(scope + ".") or qualname.endswith("." + scope) or (
+        "." in scope and qualname.endswith(scope)
+    )
+
+
+def _files(ctx: Context, scope: str | None, paper: sp.Expr, words: str) -> list[str]:
+    index = ctx.index
+    paths = [
+        p
+        for p, f in index.files.items()
+        if f.language in PYTHONISH and f.role is FileRole.code and index.in_scope(p, scope)
+    ]
+    if scope and not looks_like_glob(scope):
+        leaf = scope.rsplit(".", 1)[-1]
+        owners = {d.span.file for d in index.definitions_named(scope)} | {d.span.file for d in index.definitions_named(leaf)}
+        paths = [p for p in paths if p in owners] or paths
+    if len(paths) <= MAX_FILES:
+        return sorted(paths)
+    names = {t for s in paper.free_symbols for t in canonical(s.name).tokens} | set(words.lower().split())
+    scored = sorted(paths, key=lambda p: (-len(names & {r.lower() for r in index.files[p].reads}), p))
+    return sorted(scored[:MAX_FILES])
+
+
+def _diverse(ranked: list[Ranked], n: int) -> list[Ranked]:
+    """The top candidates, distinct expressions first (a value and its copy into `loss` are one)."""
+    out: list[Ranked] = []
+    seen: dict = {}
+    for r in ranked:
+        key = (r.expr, r.cand.path)
+        if key in seen:
+            kept = seen[key]
+            if kept.model is r.model and abs(kept.cand.line - r.cand.line) <= 3:
+                # the same value under two names (v_loss_max, v_loss = v_loss_max.mean()): one span for both
+                kept.cand = replace(
+                    kept.cand, line=min(kept.cand.line, r.cand.line), end_line=max(kept.cand.end_line, r.cand.end_line)
+                )
+            continue
+        if len(out) < n:
+            r = Ranked(r.score, r.cand, r.expr, r.model)
+            seen[key] = r
+            out.append(r)
+    return out
+
+
+# ----------------------------------------------------------------------------------------- reporting
+def _where(r: Ranked) -> str:
+    target = "the return value" if r.cand.target == "return" else f"`{r.cand.target}`"
+    return f"{target} of {r.model.qualname} ({r.cand.file}:{r.cand.line})"
+
+
+def _show(expr: sp.Expr, limit: int = 160) -> str:
+    text = str(expr) if expr_nodes(expr, 400) < 400 else f"<expression of {expr_nodes(expr, 10**6)} nodes>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _point(ce: dict) -> str:
+    values = ce.get("values", {})
+    return ", ".join(f"{k}={v}" for k, v in list(values.items())[:8]) or "a sample point"
+
+
+def _evidence(r: Ranked, res: MatchResult | None, role: str) -> Evidence:
+    note = f"{r.model.qualname}"
+    if r.cand.path:
+        note += f" [path: {r.cand.path}]"
+    if res is not None and res.decision.sign == -1:
+        note += " [sign: -1]"
+    return Evidence(r.cand.file, r.cand.line, r.cand.end_line, r.cand.snippet, role, note)
+
+
+def _details(r: Ranked, res: MatchResult, formula: Formula) -> dict[str, Any]:
+    d = res.decision
+    out: dict[str, Any] = {
+        "function": r.model.qualname,
+        "lines": [r.cand.line, r.cand.end_line],
+        "target": r.cand.target,
+        "translated": _show(r.expr, 400),
+        "paper": _show(formula.expr, 400),
+        "mapping": dict(sorted(res.mapping.items())),
+        "mapped_by": dict(sorted(res.how.items())),
+        "path": r.cand.path,
+        "sign": d.sign,
+        "decision": d.kind,
+    }
+    if d.method:
+        out["method"] = d.method
+    if d.counterexample:
+        out["counterexample"] = d.counterexample
+    if res.name_inconsistent:
+        out["name_inconsistent"] = sorted(res.name_inconsistent)
+    return out

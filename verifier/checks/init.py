@@ -1,0 +1,603 @@
+"""`init`: how a named parameter or tensor is initialised, compared with the claimed scheme and arguments.
+
+Sources, strongest first (the one that runs last in practice wins):
+  3 explicit: ``nn.init.zeros_(self.lora_B.weight)``, ``self.w.data.normal_(std=0.02)``, Flax
+    ``kernel_init=`` on the layer named so, ``self.param("pos_embed", init, shape)``;
+  2 construction: ``nn.Parameter(torch.zeros(...))``, ``torch.randn(...) * 0.02``;
+  1 a generic hook: ``_init_weights(m)`` initialising ``m.weight`` under ``isinstance(m, nn.Linear)``;
+  0 the library default of the layer the name is bound to (torch Linear: kaiming_uniform a=sqrt(5)).
+Scheme names and API signatures are data in rules/init_schemes.yaml.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier import rules
+from verifier.analysis.calibration import compare, fmt
+from verifier.analysis.callsite import evidence_at, fold_at, sorted_unique
+from verifier.analysis.entry import call_graph
+from verifier.analysis.imports import ModuleMap, module_map
+from verifier.checks.base import Context, checker
+from verifier.checks.call import expected_value
+from verifier.checks.call import in_scope as call_in_scope
+from verifier.checks.value import resolver_for
+from verifier.index.facts import BindingKind, CallSite, FileRole, Span
+from verifier.index.repo import looks_like_glob
+from verifier.results import CheckResult, Status
+from verifier.spec.model import InitCheck
+
+KIND = "init"
+ARG_TOLERANCE = 1e-6  # claims write sqrt(5) as 2.236068
+MAX_STATEMENT_LINES = 60  # an assignment spanning more lines is not a layer definition we attribute names from
+SLOTS = ("weight", "bias", "kernel", "scale", "embedding")
+PRIMARY_SLOTS = ("weight", "kernel", "embedding")
+EXCLUDED_ROLES = (FileRole.test, FileRole.doc)
+TIER_NAMES = {3: "explicit", 2: "construction", 1: "init hook", 0: "library default"}
+_PASSTHROUGH_METHODS = ("to", "float", "half", "double", "cuda", "contiguous", "detach", "clone", "requires_grad_")
+_SUBSCRIPT = re.compile(r"\[[^\]]*\]")
+
+
+@dataclass
+class InitSite:
+    scheme: str
+    args: dict[str, Any]
+    span: Span
+    scope: str
+    tier: int
+    how: str
+    unresolved: list[str] = field(default_factory=list)
+    reachable: bool = True
+    extra: list[Span] = field(default_factory=list)  # more places worth citing (the layer a hook initialises)
+
+    def unresolved_keys(self) -> set[str]:
+        return {u.split("=", 1)[0] for u in self.unresolved}
+
+
+@dataclass(frozen=True)
+class Target:
+    base: tuple[str, ...]
+    slot: str | None
+
+    @classmethod
+    def parse(cls, name: str) -> Target:
+        parts = tensor_parts(name)
+        if len(parts) > 1 and parts[-1] in SLOTS:
+            return cls(tuple(parts[:-1]), parts[-1])
+        return cls(tuple(parts), None)
+
+    def matches(self, parts: list[str], slot: str | None = None) -> bool:
+        """Does a tensor expression (split into parts) name this target? ``slot`` overrides a trailing slot."""
+        if slot is None and len(parts) > 1 and parts[-1] in SLOTS:
+            parts, slot = parts[:-1], parts[-1]
+        n = len(self.base)
+        if not n or tuple(parts[-n:]) != self.base:
+            return False
+        return self.slot_ok(slot)
+
+    def slot_ok(self, slot: str | None) -> bool:
+        if self.slot is None:
+            return slot is None or slot in PRIMARY_SLOTS
+        return slot == self.slot or (self.slot in PRIMARY_SLOTS and slot in PRIMARY_SLOTS)
+
+    @property
+    def wanted_slot(self) -> str:
+        return self.slot or "weight"
+
+
+def tensor_parts(text: str) -> list[str]:
+    """``self.blocks[0].lora_B.weight.data`` -> [blocks, lora_B, weight]."""
+    cleaned = _SUBSCRIPT.sub("", text.replace(" ", ""))
+    parts = [p for p in cleaned.split(".") if p]
+    if parts and parts[0] in ("self", "cls"):
+        parts = parts[1:]
+    while parts and parts[-1] == "data":
+        parts = parts[:-1]
+    return parts
+
+
+def _schemes() -> dict:
+    return rules.load("init_schemes.yaml")
+
+
+@checker(KIND)
+def check_init(check: InitCheck, ctx: Context) -> CheckResult:
+    try:
+        return _check(check, ctx)
+    except (OSError, ValueError, RecursionError) as exc:
+        return CheckResult.errored(KIND, f"init check on {check.name} could not run: {exc}")
+
+
+def _check(check: InitCheck, ctx: Context) -> CheckResult:
+    target = Target.parse(check.name)
+    if not target.base:
+        return CheckResult.errored(KIND, f"init check: cannot read a tensor name from {check.name!r}")
+    modules = module_map(ctx)
+    sites = find_init_sites(ctx, modules, target, check.scope)
+    if not sites:
+        return CheckResult.failed(KIND, Status.missing, f"nothing named {check.name} is created or initialised in the repo.")
+    graph = call_graph(ctx)
+    if graph.entries:
+        for site in sites:
+            site.reachable = graph.scope_reachable(site.span.file, site.scope) is not None
+    top = max(s.tier for s in sites)
+    candidates = [s for s in sites if s.tier == top]
+    if any(s.reachable for s in candidates):
+        candidates = [s for s in candidates if s.reachable]
+    graded = [(grade(check.expect, check.args, s), s) for s in candidates]
+    (status, score, reason), site = max(graded, key=lambda g: (g[0][1], -g[1].span.line))
+    ev = [evidence_at(ctx.index, site.span, "init", note=site.how)]
+    ev += [evidence_at(ctx.index, extra, "definition") for extra in site.extra]
+    where = f"{site.span.file}:{site.span.line}"
+    described = describe(site, check.args)
+    asked = {(_schemes().get("arg_aliases") or {}).get(k, k) for k in check.args}
+    pending = [u for u in site.unresolved if u.split("=", 1)[0] in asked]
+    if pending and status is Status.pass_:
+        return CheckResult.unverified(
+            KIND, f"{check.name} is initialised with {described} at {where}, but {pending[0]} could not be resolved.", ev
+        )
+    if status is Status.pass_:
+        source = " (the library default)" if site.tier == 0 else ""
+        return CheckResult.passed(KIND, f"{check.name} is initialised with {described}{source} at {where}.", sorted_unique(ev))
+    if site.tier == 0:
+        return CheckResult.partial(
+            KIND, 0.25, f"{check.name} is left at the library default {described} ({where}), not {check.expect}.", sorted_unique(ev)
+        )
+    message = f"{check.name} is initialised with {described} at {where}: {reason}."
+    if status is Status.mismatch:
+        return CheckResult.failed(KIND, Status.mismatch, message, sorted_unique(ev))
+    return CheckResult.partial(KIND, score, message, sorted_unique(ev))
+
+
+def describe(site: InitSite, claimed: dict[str, Any] | None = None) -> str:
+    """``normal(std=0.02)``: the scheme with the arguments the claim is about (or its scale, if any)."""
+    aliases = _schemes().get("arg_aliases") or {}
+    keys = {aliases.get(k, k) for k in claimed or {}} or {"std", "val"}
+    shown = {k: v for k, v in sorted(site.args.items()) if k in keys}
+    if not shown:
+        return site.scheme
+    return f"{site.scheme}({', '.join(f'{k}={fmt(v)}' for k, v in shown.items())})"
+
+
+# ----- grading ----------------------------------------------------------------------------------------
+def grade(expect: str, expected_args: dict[str, Any], site: InitSite) -> tuple[Status, float, str]:
+    data = _schemes()
+    as_constant = data.get("as_constant") or {}
+    aliases = data.get("arg_aliases") or {}
+    actual_scheme, actual_args = site.scheme, dict(site.args)
+    wanted = {aliases.get(k, k): v for k, v in (expected_args or {}).items()}
+    if site.scheme == "uninitialised":
+        return Status.mismatch, 0.0, "it is created uninitialised (empty) and never initialised"
+    # zeros == constant(0), ones == constant(1)
+    if expect == "constant" and actual_scheme in as_constant:
+        actual_scheme, actual_args = "constant", {"val": as_constant[actual_scheme], **actual_args}
+    elif expect in as_constant and actual_scheme == "constant":
+        wanted.setdefault("val", as_constant[expect])
+        expect = "constant"
+    if actual_scheme == expect:
+        base = (Status.pass_, 1.0, "same scheme")
+    elif any({expect, actual_scheme} == set(pair) for pair in data.get("near") or ()):
+        base = (Status.partial, 0.75, f"{actual_scheme} instead of {expect}")
+    else:
+        return Status.mismatch, 0.0, f"{actual_scheme} where {expect} is claimed"
+    status, score, reason = base
+    for key in sorted(wanted):
+        if key not in actual_args:
+            if key in site.unresolved_keys():
+                continue
+            return Status.mismatch, 0.0, f"{key} is not set"
+        s, sc, r = compare(expected_value(wanted[key]), actual_args[key], ARG_TOLERANCE)
+        if sc < score:
+            status, score, reason = s, sc, f"{key}={fmt(actual_args[key])}: {r}"
+    return status, score, reason
+
+
+# ----- finding how the tensor is initialised ----------------------------------------------------------
+def find_init_sites(ctx: Context, modules: ModuleMap, target: Target, scope: str | None) -> list[InitSite]:
+    sites: list[InitSite] = []
+    sites += _explicit_calls(ctx, modules, target, scope)
+    sites += _layer_kwargs(ctx, modules, target, scope)
+    sites += _constructions(ctx, modules, target, scope)
+    layers = _layers_named(ctx, modules, target, scope)
+    if not any(s.tier >= 2 for s in sites):
+        sites += _hooks(ctx, modules, target, scope, layers)
+        sites += _library_defaults(target, layers)
+    return sorted(sites, key=lambda s: (s.span.file, s.span.line, s.tier))
+
+
+def _admitted(ctx: Context, site: CallSite, scope: str | None) -> bool:
+    facts = ctx.index.files.get(site.span.file)
+    return facts is not None and facts.role not in EXCLUDED_ROLES and call_in_scope(ctx, site, scope)
+
+
+def _explicit_calls(ctx: Context, modules: ModuleMap, target: Target, scope: str | None) -> list[InitSite]:
+    data = _schemes()
+    functions, inplace = data["functions"], data["inplace"]
+    namespaces = tuple(data.get("function_namespaces") or ())
+    out: list[InitSite] = []
+    seen: set[tuple] = set()
+    for leaf in sorted(set(functions) | set(inplace) | {"param", "register_parameter"}):
+        for site in ctx.index.calls_to(leaf):
+            key = (site.span.file, site.span.line, site.callee)
+            if key in seen or not _admitted(ctx, site, scope):
+                continue
+            seen.add(key)
+            found = _explicit_site(modules, site, leaf, target, functions, inplace, namespaces)
+            if found is not None:
+                out.append(found)
+    for site in out:
+        site.args, site.unresolved = _fold_args(ctx, site, site.args)
+    return out
+
+
+def _explicit_site(modules, site: CallSite, leaf, target, functions, inplace, namespaces) -> InitSite | None:
+    parts = site.callee.split(".")
+    resolved = modules.qualify(site.span.file, site.callee)
+    prefix = resolved.rpartition(".")[0]
+    if leaf in ("param", "register_parameter"):
+        return _named_param(modules, site, leaf, target)
+    is_function = leaf in functions and (len(parts) == 1 or any(prefix == ns or prefix.endswith("." + ns) for ns in namespaces))
+    if is_function:
+        tensor = site.args[0] if site.args else dict(site.kwargs).get("tensor")
+        if tensor is None or not target.matches(tensor_parts(tensor)):
+            return None
+        spec = functions[leaf]
+        raw = _bind(spec, list(site.args[1:]), site.kwargs, skip=("tensor",))
+        return InitSite(spec["scheme"], raw, site.span, site.scope, 3, f"{site.callee}({tensor}, ...)")
+    if leaf in inplace and len(parts) > 1:
+        receiver = ".".join(parts[:-1])
+        if not target.matches(tensor_parts(receiver)):
+            return None
+        spec = inplace[leaf]
+        raw = _bind(spec, list(site.args), site.kwargs)
+        return InitSite(spec["scheme"], raw, site.span, site.scope, 3, f"{receiver}.{leaf}(...)")
+    return None
+
+
+def _named_param(modules, site: CallSite, leaf: str, target: Target) -> InitSite | None:
+    """Flax ``self.param("pos_embed", init_fn, shape)`` / torch ``register_parameter("w", Parameter(...))``."""
+    if len(site.args) < 2:
+        return None
+    name = _string_literal(site.args[0])
+    if name is None or not target.matches([name], slot=target.slot if target.slot else None):
+        return None
+    parsed = scheme_of_expr(modules, site.span.file, site.args[1])
+    if parsed is None:
+        return None
+    scheme, raw = parsed
+    tier = 3 if leaf == "param" else 2
+    return InitSite(scheme, raw, site.span, site.scope, tier, f"{site.callee}({site.args[0]}, {site.args[1]}, ...)")
+
+
+def _layer_kwargs(ctx: Context, modules: ModuleMap, target: Target, scope: str | None) -> list[InitSite]:
+    """Flax/Haiku layers built with ``kernel_init=`` / ``bias_init=``, named like the target."""
+    init_kwargs = _schemes().get("init_kwargs") or {}
+    out: list[InitSite] = []
+    for site in _calls_with_kwargs(ctx, tuple(sorted(init_kwargs))):
+        if not _admitted(ctx, site, scope):
+            continue
+        name = layer_name(ctx, site)
+        if name is None or not _names_layer(target, name):
+            continue
+        for key, text in site.kwargs:
+            slot = init_kwargs.get(key)
+            if slot is None or not target.slot_ok(slot):
+                continue
+            text = _follow_name(ctx, site, text)
+            parsed = scheme_of_expr(modules, site.span.file, text)
+            if parsed is None:
+                continue
+            scheme, raw = parsed
+            found = InitSite(scheme, raw, site.span, site.scope, 3, f"{key}={text}")
+            found.args, found.unresolved = _fold_args(ctx, found, raw)
+            out.append(found)
+    return out
+
+
+def _calls_with_kwargs(ctx: Context, keys: tuple[str, ...]) -> list[CallSite]:
+    def build() -> list[CallSite]:
+        wanted = set(keys)
+        return [c for c in ctx.index.all_calls() if any(k in wanted for k, _ in c.kwargs)]
+
+    return ctx.memo(f"init.calls_with_kwargs:{','.join(keys)}", build)
+
+
+def layer_name(ctx: Context, site: CallSite) -> str | None:
+    """What a layer construction is called: its ``name=`` or the attribute/variable it is assigned to."""
+    literal = _string_literal(dict(site.kwargs).get("name", ""))
+    if literal:
+        return literal
+    for b in _assignments_by_line(ctx, site.span.file).get(site.span.line, ()):
+        if site.callee in b.expr:
+            return b.path
+    return None
+
+
+def _assignments_by_line(ctx: Context, path: str) -> dict[int, list]:
+    """A file's assignments by each line their statement covers (built once per file per run)."""
+
+    def build() -> dict[int, list]:
+        out: dict[int, list] = {}
+        facts = ctx.index.files.get(path)
+        for b in facts.bindings if facts else ():
+            if b.kind == BindingKind.assign:
+                for line in range(b.span.line, min(max(b.span.end_line, b.span.line), b.span.line + MAX_STATEMENT_LINES) + 1):
+                    out.setdefault(line, []).append(b)
+        return out
+
+    return ctx.memo(f"init.assignments:{path}", build)
+
+
+def _follow_name(ctx: Context, site: CallSite, text: str) -> str:
+    """``kernel_init=self.kernel_init`` -> the field's default expression, one hop, same file."""
+    parts = tensor_parts(text)
+    if len(parts) != 1 or "(" in text:
+        return text
+    facts = ctx.index.files.get(site.span.file)
+    for b in facts.bindings if facts else ():
+        kinds = (BindingKind.field, BindingKind.assign, BindingKind.default)
+        if b.name == parts[0] and b.kind in kinds and b.expr and b.span.line != site.span.line:
+            return b.expr
+    return text
+
+
+def _constructions(ctx: Context, modules: ModuleMap, target: Target, scope: str | None) -> list[InitSite]:
+    """``self.lora_B = nn.Parameter(torch.zeros(r, d))`` and friends (the tensor's own value)."""
+    if target.slot is not None:
+        return []
+    out: list[InitSite] = []
+    for b in ctx.index.bindings_named([target.base[-1]]):
+        facts = ctx.index.files.get(b.span.file)
+        if b.kind != BindingKind.assign or facts is None or facts.role in EXCLUDED_ROLES:
+            continue
+        if not target.matches(tensor_parts(b.path)):
+            continue
+        if scope and looks_like_glob(scope) and not ctx.index.in_scope(b.span.file, scope):
+            continue
+        parsed = scheme_of_expr(modules, b.span.file, b.expr)
+        if parsed is None:
+            continue
+        scheme, raw = parsed
+        site = InitSite(scheme, raw, b.span, b.scope, 2, f"{b.path} = {b.expr}")
+        site.args, site.unresolved = _fold_args(ctx, site, raw)
+        out.append(site)
+    return out
+
+
+@dataclass(frozen=True)
+class Layer:
+    qualified: str  # key in init_schemes.yaml library_defaults
+    span: Span
+    scope: str
+
+
+def _layers_named(ctx: Context, modules: ModuleMap, target: Target, scope: str | None) -> list[Layer]:
+    """Library layers (torch.nn.Linear, flax.linen.Dense, ...) bound to the target's name."""
+    defaults = _schemes().get("library_defaults") or {}
+    out: list[Layer] = []
+    seen: set[tuple] = set()
+    for key in sorted(defaults):
+        for site in ctx.index.calls_to(key.rsplit(".", 1)[-1]):
+            if (site.span.file, site.span.line) in seen or not _admitted(ctx, site, scope):
+                continue
+            resolved = modules.qualify(site.span.file, site.callee)
+            if not (resolved == key or key.endswith("." + resolved) or resolved.endswith("." + key)):
+                continue
+            name = layer_name(ctx, site)
+            if name is None or not _names_layer(target, name):
+                continue
+            seen.add((site.span.file, site.span.line))
+            out.append(Layer(key, site.span, site.scope))
+    return out
+
+
+def _names_layer(target: Target, name: str) -> bool:
+    return tuple(tensor_parts(name)[-len(target.base) :]) == target.base
+
+
+def _library_defaults(target: Target, layers: list[Layer]) -> list[InitSite]:
+    defaults = _schemes().get("library_defaults") or {}
+    out = []
+    for layer in layers:
+        slots = defaults.get(layer.qualified) or {}
+        slot = target.slot or next((s for s in PRIMARY_SLOTS if s in slots), None)
+        entry = slots.get(slot) if slot else None
+        if entry:
+            how = f"{layer.qualified} default for {slot}"
+            out.append(InitSite(entry["scheme"], dict(entry.get("args") or {}), layer.span, layer.scope, 0, how))
+    return out
+
+
+def _hooks(ctx: Context, modules: ModuleMap, target: Target, scope: str | None, layers: list[Layer]) -> list[InitSite]:
+    """Generic ``_init_weights(m)`` hooks: init calls on ``<param>.weight`` guarded by ``isinstance``."""
+    if not layers:
+        return []
+    data = _schemes()
+    functions, namespaces = data["functions"], tuple(data.get("function_namespaces") or ())
+    out: list[InitSite] = []
+    slot = target.wanted_slot
+    for leaf in sorted(set(functions) | set(data["inplace"])):
+        for site in ctx.index.calls_to(leaf):
+            if not _admitted(ctx, site, scope):
+                continue
+            hook = modules.local_definition(site.span.file, site.scope)
+            param = _hook_param(site, hook.params, leaf, functions) if hook is not None else None
+            if param is None:
+                continue
+            found = _explicit_site(modules, site, leaf, Target((param,), slot), functions, data["inplace"], namespaces)
+            if found is None:
+                continue
+            guard = isinstance_guard(ctx, modules, site, param)
+            for layer in layers:
+                if guard is None or any(_same_type(layer.qualified, g) for g in guard):
+                    found.tier = 1
+                    found.how = f"{hook.qualname} hook: {found.how}"
+                    found.extra = [layer.span]
+                    found.args, found.unresolved = _fold_args(ctx, found, found.args)
+                    out.append(found)
+                    break
+    return out
+
+
+def _hook_param(site: CallSite, params: tuple[str, ...], leaf: str, functions: dict) -> str | None:
+    text = site.args[0] if leaf in functions and site.args else site.callee.rpartition(".")[0]
+    head = tensor_parts(text)[:1]
+    return head[0] if head and head[0] in params and head[0] not in ("self", "cls") else None
+
+
+def isinstance_guard(ctx: Context, modules: ModuleMap, site: CallSite, param: str | None) -> list[str] | None:
+    """Types the enclosing ``if isinstance(param, T)`` admits at the site; None when unguarded."""
+    tree = ctx.index.tree(site.span.file)
+    if tree is None or param is None:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not (node.body and node.body[0].lineno <= site.span.line <= (node.body[-1].end_lineno or 0)):
+            continue
+        for call in ast.walk(node.test):
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Name)
+                and call.func.id == "isinstance"
+                and len(call.args) == 2
+                and isinstance(call.args[0], ast.Name)
+                and call.args[0].id == param
+            ):
+                kinds = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
+                return [modules.qualify(site.span.file, ast.unparse(k)) for k in kinds]
+    return None
+
+
+def _same_type(layer: str, guard: str) -> bool:
+    return layer == guard or layer.endswith("." + guard) or guard.endswith("." + layer.rsplit(".", 1)[-1])
+
+
+# ----- reading initialiser expressions ----------------------------------------------------------------
+def scheme_of_expr(modules: ModuleMap, path: str, text: str) -> tuple[str, dict[str, Any]] | None:
+    """The scheme an expression creates a tensor with, and its raw (unfolded) argument texts."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return _scheme_of_node(modules, path, node, 0)
+
+
+def _scheme_of_node(modules: ModuleMap, path: str, node: ast.AST, depth: int):
+    if depth > 8:
+        return None
+    data = _schemes()
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        for tensor, factor in ((node.left, node.right), (node.right, node.left)):
+            inner = _scheme_of_node(modules, path, tensor, depth + 1)
+            if inner is None:
+                continue
+            scheme, raw = inner
+            spec = data["constructors"].get(_leaf(tensor)) or {}
+            scale_key = spec.get("scale")
+            if not scale_key or (isinstance(node.op, ast.Div) and tensor is node.right):
+                return None
+            base = raw.get(scale_key, repr(spec.get("defaults", {}).get(scale_key, 1.0)))
+            op = "*" if isinstance(node.op, ast.Mult) else "/"
+            raw = {**raw, scale_key: f"({base}) {op} ({ast.unparse(factor)})"}
+            return scheme, raw
+        return None
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _PASSTHROUGH_METHODS and isinstance(func.value, ast.Call):
+            return _scheme_of_node(modules, path, func.value, depth + 1)
+        name = _dotted(func)
+        if name is None:
+            return None
+        resolved = modules.qualify(path, name)
+        leaf = resolved.rsplit(".", 1)[-1]
+        prefix = resolved.rpartition(".")[0]
+        if leaf == "Parameter" and node.args:
+            return _scheme_of_node(modules, path, node.args[0], depth + 1)
+        if leaf in data["flax"] and _in_namespaces(prefix, data.get("flax_namespaces")):
+            spec = data["flax"][leaf]
+            args = [ast.unparse(a) for a in node.args]
+            kwargs = tuple((k.arg or "**", ast.unparse(k.value)) for k in node.keywords)
+            return spec["scheme"], _bind(spec, args, kwargs)
+        if leaf in data["constructors"] and (not prefix or _in_namespaces(prefix, data.get("constructor_namespaces"))):
+            spec = data["constructors"][leaf]
+            raw = {k: repr(v) for k, v in (spec.get("defaults") or {}).items()}
+            if "value_arg" in spec and len(node.args) > spec["value_arg"]:
+                raw["val"] = ast.unparse(node.args[spec["value_arg"]])
+            for kw in node.keywords:
+                if kw.arg in ("mean", "std") and leaf == "normal":
+                    raw[kw.arg] = ast.unparse(kw.value)
+                if kw.arg == "fill_value":
+                    raw["val"] = ast.unparse(kw.value)
+            return spec["scheme"], raw
+        return None
+    if isinstance(node, (ast.Attribute, ast.Name)):
+        name = _dotted(node)
+        resolved = modules.qualify(path, name) if name else ""
+        leaf, prefix = resolved.rsplit(".", 1)[-1], resolved.rpartition(".")[0]
+        if leaf in data["flax"] and _in_namespaces(prefix, data.get("flax_namespaces")):
+            spec = data["flax"][leaf]
+            return spec["scheme"], {k: repr(v) for k, v in (spec.get("defaults") or {}).items()}
+    return None
+
+
+def _in_namespaces(prefix: str, namespaces) -> bool:
+    return any(prefix == ns or prefix.endswith("." + ns) for ns in namespaces or ())
+
+
+def _bind(spec: dict, args: list[str], kwargs, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Argument texts by canonical name, over the API's documented defaults."""
+    aliases = _schemes().get("arg_aliases") or {}
+    kw_map = spec.get("kw") or {}
+    raw: dict[str, Any] = {k: repr(v) for k, v in (spec.get("defaults") or {}).items()}
+    for name, text in zip(spec.get("params") or (), args):
+        if not text.startswith("*"):
+            raw[name] = text
+    for key, text in kwargs:
+        if key == "**" or key in skip:
+            continue
+        raw[kw_map.get(key) or aliases.get(key) or key] = text
+    return raw
+
+
+def _fold_args(ctx: Context, site: InitSite, raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    values: dict[str, Any] = {}
+    unresolved: list[str] = []
+    for key, text in sorted(raw.items()):
+        if not isinstance(text, str):
+            values[key] = text
+            continue
+        ok, value = fold_at(resolver_for(ctx), site.span, site.scope, text)
+        if ok:
+            values[key] = value
+        elif key in ("mode", "nonlinearity"):
+            values[key] = text
+        else:
+            unresolved.append(f"{key}={text}")
+    return values, unresolved
+
+
+def _string_literal(text: str) -> str | None:
+    t = (text or "").strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        return t[1:-1]
+    return None
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _leaf(node: ast.AST) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    name = _dotted(node)
+    return name.rsplit(".", 1)[-1] if name else ""

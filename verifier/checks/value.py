@@ -1,0 +1,313 @@
+"""The `value` check (D1): the effective value of a parameter, or the value reaching a call, equals the claim.
+
+Resolution (lexicon, precedence, folding, library defaults) lives in :mod:`verifier.analysis.values`;
+grading on SA-Bench's levels in :mod:`verifier.analysis.calibration`. This module only turns their answers
+into a verdict with evidence and a one-sentence message.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from verifier.analysis.calibration import compare, fmt
+from verifier.analysis.values import KIND_LABEL, CallArg, Candidate, Link, Resolution, ValueResolver
+from verifier.checks.base import Context, checker
+from verifier.index.facts import Binding, BindingKind
+from verifier.results import CheckResult, Evidence, Status
+from verifier.spec.model import ValueCheck
+
+KIND = "value"
+MAX_CONTEXT_EVIDENCE = 4
+_ROLE_WORDS = {"comment": "a comment or doc", "test": "tests", "dead": "dead code (never read)"}
+
+
+def resolver_for(ctx: Context) -> ValueResolver:
+    """One resolver per run, shared by every value/call/init check (it memoises bindings it folded)."""
+    return ctx.memo("analysis.values.resolver", lambda: ValueResolver(ctx.index, ctx.aliases))
+
+
+@checker(KIND)
+def check_value(check: ValueCheck, ctx: Context) -> CheckResult:
+    try:
+        resolver = resolver_for(ctx)
+        if check.call and check.arg is not None:
+            return _check_call_arg(check, ctx, resolver)
+        return _check_names(check, ctx, resolver)
+    except (RecursionError, MemoryError):
+        return CheckResult.errored(KIND, "value resolution exceeded its depth or memory bound")
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OSError) as exc:
+        return CheckResult.errored(KIND, f"value resolution failed: {type(exc).__name__}: {exc}"[:200])
+
+
+# ----- by name ----------------------------------------------------------------------------------------------
+def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> CheckResult:
+    names = check.all_names()
+    label = names[0]
+    res = resolver.resolve(names, check.scope)
+    details: dict[str, Any] = {"names": list(res.names), "expected": _plain(check.expect)}
+    context = _context_evidence(ctx, res)
+    details["excluded"] = [link.to_json() for link in sorted(res.excluded + res.stubs, key=_link_key)]
+
+    if res.top:
+        graded = [(c, compare(check.expect, c.value, check.tolerance)) for c in res.top]
+        best, (status, score, reason) = max(graded, key=lambda g: g[1][1])
+        message = f"{best.binding.name} = {fmt(best.value)} ({_provenance(ctx, best, res.overridden)})"
+        others = sorted({fmt(c.value) for c, _ in graded if c is not best and not _same(c.value, best.value)})
+        if status is not Status.pass_:
+            message += f"; claimed {fmt(check.expect)}: {reason}"
+        if others:
+            message += f"; other values at the same precedence: {', '.join(others)}"
+        evidence = [_evidence(ctx, _source_link(best), "effective")]
+        evidence += [
+            _evidence(ctx, _source_link(c), "overridden")
+            for c in _differing(res.overridden, best)[:MAX_CONTEXT_EVIDENCE]
+        ]
+        evidence += context
+        details.update(
+            actual=_plain(best.value),
+            effective=_source_link(best).to_json(),
+            chain=[link.to_json() for link in best.chain]
+            + [_role(c.chain[0], "overridden").to_json() for c in res.overridden],
+            alternatives=[{"value": _plain(c.value), "at": _source_link(c).where()} for c, _ in graded if c is not best],
+        )
+        return _result(status, score, message, evidence, details)
+
+    if res.unresolved:
+        first = res.unresolved[0]
+        message = f"{label}: {first.binding.name} at {first.binding.span.file}:{first.binding.span.line} " + (
+            f"does not fold to a constant ({first.reason})" if first.reason else "does not fold to a constant"
+        )
+        evidence = [_evidence(ctx, c.chain[0], "effective") for c in res.unresolved[:MAX_CONTEXT_EVIDENCE]]
+        details["chain"] = [link.to_json() for c in res.unresolved for link in c.chain]
+        return CheckResult.unverified(KIND, message, _sorted(evidence + context), **details)
+
+    if res.stubs:
+        stub = res.stubs[0]
+        message = (
+            f"{label}: the only binding ({stub.name} at {stub.where()}) sits in a placeholder body"
+            + (f" ({stub.note})" if stub.note else "")
+        )
+        return CheckResult.failed(KIND, Status.stub, message, _sorted(context), **details)
+
+    if res.library_default is not None:
+        link = res.library_default
+        status, score, reason = compare(check.expect, link.value, check.tolerance, library_default=True)
+        message = f"{link.name} = {fmt(link.value)} ({link.note}: {link.expr} at {link.where()})"
+        if status is not Status.pass_:
+            message += f"; claimed {fmt(check.expect)}: {reason}"
+        details.update(actual=_plain(link.value), effective=link.to_json(), chain=[link.to_json()])
+        return _result(status, score, message, [_evidence(ctx, link, "library-default")] + context, details)
+
+    if res.excluded:
+        kinds = sorted({_ROLE_WORDS.get(link.role, link.role) for link in res.excluded})
+        first = sorted(res.excluded, key=_link_key)[0]
+        message = (
+            f"{label} is bound only in {' and '.join(kinds)} ({first.name} = {first.expr} at {first.where()}); "
+            "no live binding in the code"
+        )
+        return CheckResult.failed(KIND, Status.missing, message, _sorted(context), **details)
+
+    shown = ", ".join(res.names[:6]) + (", ..." if len(res.names) > 6 else "")
+    return CheckResult.failed(KIND, Status.missing, f"no binding of {label} ({shown}) in the repo", (), **details)
+
+
+# ----- value reaching a call --------------------------------------------------------------------------------
+def _check_call_arg(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> CheckResult:
+    arg = check.arg
+    call = check.call or ""
+    results = resolver.resolve_call_arg(call, arg, check.scope)
+    details: dict[str, Any] = {"call": call, "arg": arg, "expected": _plain(check.expect)}
+    details["sites"] = [_site_json(a) for a in results]
+    live = [a for a in results if a.status in ("passed", "default")]
+    if live:
+        graded = [
+            (a, compare(check.expect, a.value, check.tolerance, library_default=a.status == "default")) for a in live
+        ]
+        best, (status, score, reason) = max(graded, key=lambda g: g[1][1])
+        site = best.site
+        where = f"{site.span.file}:{site.span.line}"
+        if best.status == "default":
+            message = f"{site.callee} at {where} omits {best.arg}: library default {fmt(best.value)} ({best.library})"
+            evidence = [_evidence(ctx, best.default, "library-default")] if best.default else []
+            details.update(actual=_plain(best.value), chain=[best.default.to_json()] if best.default else [])
+        else:
+            cand = best.candidate
+            assert cand is not None
+            provenance = _provenance(ctx, cand, []) if cand.chain else "literal"
+            message = f"{site.callee} at {where} gets {best.arg} = {fmt(best.value)} ({provenance})"
+            evidence = [Evidence(site.span.file, site.span.line, site.span.end_line, _snippet(ctx, site.span.file, site.span.line, site.span.end_line), "call")]
+            if cand.chain:
+                evidence.append(_evidence(ctx, _source_link(cand), "effective"))
+            details.update(actual=_plain(best.value), chain=[link.to_json() for link in cand.chain])
+        if status is not Status.pass_:
+            message += f"; claimed {fmt(check.expect)}: {reason}"
+        others = sorted({fmt(a.value) for a, _ in graded if a is not best and not _same(a.value, best.value)})
+        if others:
+            message += f"; other call sites pass {', '.join(others)}"
+        return _result(status, score, message, evidence, details)
+
+    unknown = [a for a in results if a.status == "unknown"]
+    if unknown:
+        a = unknown[0]
+        where = f"{a.site.span.file}:{a.site.span.line}"
+        evidence = [
+            Evidence(u.site.span.file, u.site.span.line, u.site.span.end_line, _snippet(ctx, u.site.span.file, u.site.span.line, u.site.span.end_line), "call")
+            for u in unknown[:MAX_CONTEXT_EVIDENCE]
+        ]
+        return CheckResult.unverified(KIND, f"{a.site.callee} at {where}: {a.arg} {a.reason}", _sorted(evidence), **details)
+    stubs = [a for a in results if a.status == "stub"]
+    site_evidence = [
+        Evidence(a.site.span.file, a.site.span.line, a.site.span.end_line, _snippet(ctx, a.site.span.file, a.site.span.line, a.site.span.end_line), a.reason or "call")
+        for a in results[:MAX_CONTEXT_EVIDENCE]
+    ]
+    if stubs:
+        where = f"{stubs[0].site.span.file}:{stubs[0].site.span.line}"
+        return CheckResult.failed(KIND, Status.stub, f"the only call to {call} ({where}) sits in a placeholder body", _sorted(site_evidence), **details)
+    if results:
+        where = f"{results[0].site.span.file}:{results[0].site.span.line}"
+        return CheckResult.failed(
+            KIND, Status.missing, f"{call} is called only from tests or docs ({where})", _sorted(site_evidence), **details
+        )
+    return CheckResult.failed(KIND, Status.missing, f"no call to {call} in the repo", (), **details)
+
+
+# ----- messages and evidence --------------------------------------------------------------------------------
+def _provenance(ctx: Context, cand: Candidate, overridden: list[Candidate]) -> str:
+    """`dataclass default, ppo/config.py:12` or `scripts/train.sh:4 --lr 1e-4 overrides train.py:31 default=3e-4`."""
+    source = cand.source
+    beaten = _differing(overridden, cand)
+    if beaten:
+        loser = beaten[0].source
+        return (
+            f"{source.span.file}:{source.span.line} {_written(ctx, source, cand.value)} overrides "
+            f"{loser.span.file}:{loser.span.line} {_written(ctx, loser, beaten[0].value)}"
+        )
+    label = KIND_LABEL.get(source.kind, source.kind.value)
+    if source.kind is BindingKind.assign and source.scope == "<module>" and "." not in source.path:
+        label = "module constant"
+    text = f"{label}, {source.span.file}:{source.span.line}"
+    if source.kind is BindingKind.launch:
+        text = f"{label} {_written(ctx, source, cand.value)}, {source.span.file}:{source.span.line}"
+    return text
+
+
+def _written(ctx: Context, b: Binding, value: Any = None) -> str:
+    """How a binding reads in the source, briefly: `--lr 1e-4`, `default=3e-4`, `optim.lr: 3e-4`."""
+    expr = b.expr.strip()
+    if len(expr) > 40:
+        expr = expr[:37] + "..."
+    if value is not None and not b.constant and b.kind not in (BindingKind.launch, BindingKind.env):
+        expr = f"{expr} (= {fmt(value)})"
+    if b.kind is BindingKind.launch:
+        if "." in b.path:
+            return f"{b.path}={expr}"
+        line = ctx.index.lines(b.span.file, b.span.line) if b.span.file in ctx.index.files else ""
+        pattern = re.compile(r"(--?" + re.escape(b.name).replace("_", "[-_]") + r")\b", re.IGNORECASE)
+        match = pattern.search(line)
+        return f"{match.group(1) if match else '--' + b.name} {expr}"
+    if b.kind in (BindingKind.argparse, BindingKind.click):
+        return f"default={expr}"
+    if b.kind is BindingKind.config:
+        return f"{b.path or b.name}: {expr}"
+    if b.kind is BindingKind.kwarg:
+        owner = b.owner.rsplit(".", 1)[-1] if b.owner else ""
+        return f"{owner}({b.name}={expr})" if owner else f"{b.name}={expr}"
+    if b.kind is BindingKind.assign:
+        return f"{b.path or b.name} = {expr}"
+    return f"{b.name}={expr}"
+
+
+def _differing(cands: list[Candidate], best: Candidate) -> list[Candidate]:
+    """Lower-precedence bindings of the same parameter (same name or argparse dest) with another value."""
+    names = _aka(best.source) | _aka(best.binding)
+    return [
+        c
+        for c in cands
+        if c.source != best.source and (_aka(c.source) | _aka(c.binding)) & names and not _same(c.value, best.value)
+    ]
+
+
+def _aka(b: Binding) -> set[str]:
+    return {n.lower() for n in (b.name, b.dest) if n}
+
+
+def _same(a: Any, b: Any) -> bool:
+    return compare(a, b)[0] is Status.pass_ if a is not None and b is not None else a is b
+
+
+def _source_link(cand: Candidate) -> Link:
+    for link in cand.chain:
+        if (link.file, link.line, link.name) == (cand.source.span.file, cand.source.span.line, cand.source.name):
+            return link
+    b = cand.source
+    return Link(b.span.file, b.span.line, b.span.end_line, b.kind.value, b.name, b.expr, cand.value)
+
+
+def _context_evidence(ctx: Context, res: Resolution) -> list[Evidence]:
+    links = sorted(res.excluded + res.stubs, key=_link_key)[:MAX_CONTEXT_EVIDENCE]
+    return [_evidence(ctx, link, link.role or "context") for link in links]
+
+
+def _evidence(ctx: Context, link: Link, role: str) -> Evidence:
+    note = ""
+    if link.value is not None:
+        note = f"{link.name} = {fmt(link.value)}"
+    return Evidence(link.file, link.line, link.end_line, _snippet(ctx, link.file, link.line, link.end_line), role, note)
+
+
+def _snippet(ctx: Context, file: str, line: int, end_line: int) -> str:
+    if file not in ctx.index.files:
+        return ""
+    try:
+        text = ctx.index.lines(file, line, min(end_line, line + 4))
+    except OSError:
+        return ""
+    text = text.strip()
+    return text if len(text) <= 240 else text[:237] + "..."
+
+
+def _result(status: Status, score: float, message: str, evidence: list[Evidence], details: dict) -> CheckResult:
+    evidence = _sorted(evidence)
+    if status is Status.pass_:
+        return CheckResult.passed(KIND, message, evidence, **details)
+    if status is Status.partial:
+        return CheckResult.partial(KIND, score, message, evidence, **details)
+    return CheckResult.failed(KIND, status, message, evidence, **details)
+
+
+def _sorted(evidence: list[Evidence]) -> tuple[Evidence, ...]:
+    unique = {e.sort_key(): e for e in evidence}
+    return tuple(unique[k] for k in sorted(unique))
+
+
+def _role(link: Link, role: str) -> Link:
+    return Link(link.file, link.line, link.end_line, link.kind, link.name, link.expr, link.value, role, link.note)
+
+
+def _link_key(link: Link) -> tuple:
+    return (link.file, link.line, link.name, link.role)
+
+
+def _site_json(a: CallArg) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "file": a.site.span.file,
+        "line": a.site.span.line,
+        "callee": a.site.callee,
+        "arg": a.arg,
+        "status": a.status,
+        "value": _plain(a.value),
+    }
+    if a.reason:
+        out["reason"] = a.reason
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        if isinstance(value, float) and value != value:
+            return "nan"
+        return value
+    return repr(value)

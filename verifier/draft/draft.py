@@ -1,0 +1,315 @@
+"""``sau-verify draft PAPER``: a starter spec from a paper's text (Markdown or LaTeX), with no LLM.
+
+What it reads: hyperparameter tables (Markdown pipes, HTML ``<table>`` as PDF converters emit, LaTeX
+``tabular``) and "we use X = N" sentences -> ``value`` checks under canonical names; display equations ->
+``formula`` checks (LaTeX) with the symbols listed for the user to map; algorithm blocks and "first ... then
+..." passages -> ``order`` checks; dataset, metric and seed mentions -> ``protocol`` checks. Each SAU names its
+source section. Deterministic: the same paper always gives the same YAML.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.compiler import numbers, orders, terms
+from verifier.compiler.claims import compile_claim
+from verifier.spec.model import SAU
+
+_DIM_CODE = {"numerical": "D1", "methodological": "D2", "protocol": "D3", "ordering": "D4"}
+_WORD_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+
+@dataclass
+class Section:
+    title: str
+    start: int  # line index
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Draft:
+    """SAUs under construction: (dimension, claim, source, check dict, comment lines)."""
+
+    items: list[tuple[str, str, str, dict[str, Any], list[str]]] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+    def add(self, dimension: str, claim: str, source: str, check: dict[str, Any], comments: list[str] | None = None) -> None:
+        key = repr((dimension, sorted((k, repr(v)) for k, v in check.items())))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.items.append((dimension, claim, source, check, comments or []))
+
+
+# ----- sections ---------------------------------------------------------------------------------------------
+_MD_HEADING = re.compile(r"^#{1,6}\s+(?P<t>.+?)\s*#*\s*$")
+_TEX_HEADING = re.compile(r"\\(?:sub)*section\*?\{(?P<t>[^}]*)\}")
+
+
+def sections(text: str) -> list[Section]:
+    out = [Section("(preamble)", 0)]
+    for i, line in enumerate(text.splitlines()):
+        heading = _MD_HEADING.match(line) or _TEX_HEADING.search(line)
+        if heading and len(heading.group("t")) < 150:
+            out.append(Section(_clean_title(heading.group("t")), i))
+            continue
+        out[-1].lines.append(line)
+    return [s for s in out if any(line.strip() for line in s.lines) or s.title != "(preamble)"]
+
+
+def _clean_title(title: str) -> str:
+    title = re.sub(r"\$[^$]*\$", "", title)
+    return re.sub(r"\s+", " ", title).strip() or "(untitled)"
+
+
+def _stop_section(title: str) -> bool:
+    return bool(re.match(r"^(references|bibliography|acknowledg)", title.strip().lower()))
+
+
+# ----- tables -----------------------------------------------------------------------------------------------
+def _html_rows(block: str) -> list[list[str]]:
+    rows = []
+    for row in re.findall(r"<tr>(.*?)</tr>", block, flags=re.DOTALL | re.IGNORECASE):
+        cells = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, flags=re.DOTALL | re.IGNORECASE)
+        rows.append([html.unescape(re.sub(r"<[^>]+>", " ", c)).strip() for c in cells])
+    return rows
+
+
+def _pipe_rows(lines: list[str]) -> list[list[str]]:
+    rows = []
+    for line in lines:
+        if re.fullmatch(r"\s*\|?[\s:\-|]+\|?\s*", line):
+            continue
+        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return rows
+
+
+def _tex_rows(block: str) -> list[list[str]]:
+    body = re.sub(r"\\(?:hline|toprule|midrule|bottomrule|cline\{[^}]*\})", "", block)
+    rows = []
+    for raw in re.split(r"\\\\", body):
+        cells = [re.sub(r"\\(?:textbf|textit|mathrm|text)\{([^}]*)\}", r"\1", c).replace("$", "").strip() for c in raw.split("&")]
+        if any(cells):
+            rows.append(cells)
+    return rows
+
+
+def tables(text: str) -> list[tuple[int, list[list[str]]]]:
+    """(character offset, rows) of every table in the text, in order."""
+    out: list[tuple[int, list[list[str]]]] = []
+    for m in re.finditer(r"<table>.*?</table>", text, flags=re.DOTALL | re.IGNORECASE):
+        out.append((m.start(), _html_rows(m.group(0))))
+    for m in re.finditer(r"\\begin\{tabular\}(?:\{[^}]*\})?(.*?)\\end\{tabular\}", text, flags=re.DOTALL):
+        out.append((m.start(), _tex_rows(m.group(1))))
+    lines = text.splitlines(keepends=True)
+    offset, block, block_start = 0, [], 0
+    for line in [*lines, ""]:
+        if line.strip().startswith("|") and line.count("|") >= 2:
+            if not block:
+                block_start = offset
+            block.append(line.rstrip("\n"))
+        elif block:
+            out.append((block_start, _pipe_rows(block)))
+            block = []
+        offset += len(line)
+    return sorted(out, key=lambda t: t[0])
+
+
+def _cell_value(cell: str) -> Any:
+    cell = cell.replace("−", "-").strip()
+    cell = re.sub(r"(\d)\s*×\s*10\s*-\s*(\d)", r"\1×10^-\2", cell)  # "1 × 10−4" as PDF converters print it
+    return numbers.parse_value(cell)
+
+
+def _known_name(header: str) -> str | None:
+    """Only parameter names the lexicon or phrase table knows: a draft must not invent names."""
+    phrase = terms.find_phrase(header)
+    ident = terms.identifier(header).lower()
+    lex = terms.lexicon_index()
+    if ident in lex:
+        return lex[ident]
+    if phrase and phrase[2] - phrase[1] >= len(re.sub(r"[^a-z ]", "", header.lower()).strip()) - 4:
+        return phrase[0]
+    return None
+
+
+def table_values(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]:
+    """(header, name, value, other column values) for rows that name a hyperparameter."""
+    out = []
+    for row in rows:
+        if len(row) < 2:
+            continue
+        header = row[0]
+        name = _known_name(header)
+        if not name:
+            continue
+        values = [v for v in (_cell_value(c) for c in row[1:]) if v is not None]
+        strings = [c for c in row[1:] if c and _cell_value(c) is None and re.fullmatch(r"[A-Za-z][\w\- ]{1,30}", c)]
+        if values:
+            others = [repr(v) for v in values[1:] if v != values[0]]
+            out.append((header, name, values[0], others))
+        elif strings and name in ("optimizer", "lr_scheduler", "activation"):
+            out.append((header, name, strings[0], [s for s in strings[1:] if s != strings[0]]))
+    return out
+
+
+# ----- equations, algorithms, prose -----------------------------------------------------------------------
+_DISPLAY_RE = re.compile(
+    r"\$\$(?P<a>.+?)\$\$|\\begin\{(?P<env>equation\*?|align\*?)\}(?P<b>.+?)\\end\{(?P=env)\}|\\\[(?P<c>.+?)\\\]",
+    re.DOTALL,
+)
+_LATEX_SYMBOL = re.compile(r"\\(?:alpha|beta|gamma|delta|epsilon|eta|theta|lambda|mu|sigma|tau|phi|pi|omega|rho|kappa)\b|(?<![\\a-zA-Z])[A-Za-z](?![a-zA-Z])")
+
+
+def latex_symbols(latex: str) -> list[str]:
+    body = re.sub(r"\\(?:mathrm|text|operatorname\*?)\s*\{[^}]*\}", " ", latex)
+    body = re.sub(r"_\s*\{[^{}]*\}|_\s*\w", " ", body)  # subscripts index a symbol, they are not one
+    found = {m.group(0).lstrip("\\").replace(" ", "") for m in _LATEX_SYMBOL.finditer(body)}
+    return sorted(found - {"d", "i"}, key=lambda s: (len(s), s))
+
+
+def _normalise_latex(latex: str) -> str:
+    latex = re.sub(r"\s+", " ", latex).strip().rstrip(",.")
+    # converters space every letter out: "L o R A" -> "LoRA", "\mathrm { s i g n }" -> "\mathrm{sign}"
+    return re.sub(r"(?<=\b[A-Za-z]) (?=[A-Za-z]\b)", "", latex)
+
+
+_ALGO_HEADING = re.compile(r"^\s*(?:#+\s*)?algorithm\s*\d*", re.IGNORECASE)
+_FIRST_THEN = re.compile(r"[^.]*\bfirst\b[^.]*\bthen\b[^.]*\.", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?:[^.!?\n]|\.(?=\d))+(?:[.!?]|$)")
+_SEEDS_RE = re.compile(r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:random\s+|different\s+|independent\s+)?(?:seeds|runs|trials)\b", re.IGNORECASE)
+
+
+_INLINE_MATH = re.compile(r"\$([^$\n]{1,200})\$")
+_GREEK_TEX = re.compile(r"\\(alpha|beta|gamma|delta|epsilon|eta|theta|lambda|mu|sigma|tau|omega)\b")
+
+
+def _inline_math(match: re.Match) -> str:
+    """``$0 . 1 \\%$`` -> ``0.1%``; ``$\\alpha = 16$`` -> ``alpha = 16``: inline math read as prose."""
+    body = _GREEK_TEX.sub(lambda m: f" {m.group(1)} ", match.group(1))
+    body = re.sub(r"\\(?:mathbf|mathrm|textbf|bf|rm|mathit)\b", "", body).replace("\\%", "%").replace("\\times", "×")
+    body = re.sub(r"[{}]", "", body)
+    body = re.sub(r"\s*\^\s*(-?)\s*", r"^\1", body)
+    body = re.sub(r"(?<=[\d.])\s+(?=[\d.%])", "", body)
+    return re.sub(r"\s+", " ", body).strip()
+
+
+def algorithm_steps(lines: list[str]) -> list[str]:
+    steps = []
+    for line in lines:
+        text = re.sub(r"^\s*(?:\d+[:.)]|\\State|\\STATE|[-*•])\s*", "", line).strip()
+        text = re.sub(r"#.*$", "", text).strip()
+        if not text or text.lower().startswith(("input", "output", "require", "ensure", "return", "end")):
+            continue
+        name = orders.step_name(text)
+        if name and name not in steps:
+            steps.append(name)
+    return steps
+
+
+def _sentence_values(sentence: str) -> list[tuple[str, Any]]:
+    """Value checks from a prose sentence, through the claim compiler, keeping only known names."""
+    if not re.search(r"\d", sentence) or len(sentence) > 400:
+        return []
+    compiled = compile_claim(SAU(id="draft", dimension="numerical", claim=sentence))
+    out = []
+    lex = terms.lexicon_index()
+    known = {c.lower() for c in lex.values()}
+    for check in compiled.checks:
+        if check.kind == "value" and check.name and check.name.lower() in known and not isinstance(check.expect, str):
+            out.append((check.name, check.expect))
+    return out
+
+
+# ----- the draft ----------------------------------------------------------------------------------------------
+def build(paper_text: str) -> Draft:
+    d = Draft()
+    secs = sections(paper_text)
+    for sec in secs:
+        if _stop_section(sec.title):
+            continue
+        body = "\n".join(sec.lines)
+        for _, rows in tables(body):
+            for header, name, value, others in table_values(rows):
+                note = [f"other columns of this row: {', '.join(others)}"] if others else []
+                d.add("numerical", f"{header.strip()} = {value}", sec.title, {"kind": "value", "name": name, "expect": value}, note)
+        prose = re.sub(r"<table>.*?</table>", " ", body, flags=re.DOTALL | re.IGNORECASE)
+        prose = _INLINE_MATH.sub(_inline_math, _DISPLAY_RE.sub(" ", prose))
+        for m in _SENTENCE.finditer(prose):
+            sentence = m.group(0).strip()
+            for name, value in _sentence_values(sentence):
+                d.add("numerical", sentence[:200], sec.title, {"kind": "value", "name": name, "expect": value})
+        for m in _DISPLAY_RE.finditer(body):
+            latex = _normalise_latex(m.group("a") or m.group("b") or m.group("c") or "")
+            if len(latex) < 5 or len(latex) > 600 or "=" not in latex:
+                continue
+            symbols = latex_symbols(latex)
+            d.add(
+                "methodological",
+                f"Equation in {sec.title}",
+                sec.title,
+                {"kind": "formula", "latex": latex, "symbols": {}},
+                [f"map the paper symbols to code names: {', '.join(symbols)}"] if symbols else [],
+            )
+        if _ALGO_HEADING.match(sec.title) or re.search(r"\\begin\{algorithm", body):
+            block = re.sub(r".*?\\begin\{algorithmic\}(?:\[[^]]*\])?|\\end\{algorithmic\}.*", "", body, flags=re.DOTALL)
+            steps = algorithm_steps(block.splitlines())
+            if len(steps) >= 2:
+                d.add("ordering", f"{sec.title}: steps in order", sec.title, {"kind": "order", "steps": steps[:12], "relation": "before"},
+                      ["step names are guesses from the algorithm's lines: rename them to the repo's functions"])
+        for m in _FIRST_THEN.finditer(prose):
+            found = orders.find_first_then(m.group(0))
+            if found:
+                d.add("ordering", m.group(0).strip()[:200], sec.title, {"kind": "order", "steps": list(found.steps), "relation": "before"})
+        for hit in terms.find_protocol_terms(prose):
+            d.add("protocol", f"uses {hit.category} {hit.target}", sec.title, {"kind": "protocol", "rule": hit.category, "expect": hit.target})
+        for m in _SEEDS_RE.finditer(prose):
+            raw = m.group("n").lower()
+            count = _WORD_NUMBERS.get(raw) or int(raw)
+            d.add("protocol", m.group(0), sec.title, {"kind": "protocol", "rule": "seeds", "expect": count})
+    return d
+
+
+def _slug(source_name: str) -> str:
+    stem = re.sub(r"\.(paper\.)?(md|tex|markdown|txt)$", "", source_name, flags=re.IGNORECASE)
+    return re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-") or "paper"
+
+
+def _flow(value: Any) -> str:
+    """One-line YAML (JSON is a YAML subset), keys sorted: stable output for review diffs."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def render(d: Draft, source_name: str) -> str:
+    paper_id = _slug(source_name)
+    lines = [
+        f"# Draft spec from {source_name}, written by `sau-verify draft` (deterministic, no LLM).",
+        "# Review every SAU: delete what the paper does not claim, fix names, map formula symbols to code.",
+        "version: 1",
+        f"paper: {_flow({'id': paper_id})}",
+        "saus:",
+    ]
+    counters = {code: 0 for code in _DIM_CODE.values()}
+    order = {"numerical": 0, "methodological": 1, "protocol": 2, "ordering": 3}
+    for dimension, claim, source, check, comments in sorted(d.items, key=lambda it: order[it[0]]):
+        code = _DIM_CODE[dimension]
+        counters[code] += 1
+        lines.append(f"  - id: {paper_id}-{code}-{counters[code]:03d}")
+        for comment in comments:
+            lines.append(f"    # {comment}")
+        lines.append(f"    dimension: {dimension}")
+        lines.append(f"    claim: {_flow(claim)}")
+        lines.append(f"    source: {_flow(source)}")
+        lines.append(f"    check: {_flow(check)}")
+    if not d.items:
+        lines[-1] = "saus: []"
+    return "\n".join(lines) + "\n"
+
+
+def draft(paper_text: str, source_name: str) -> str:
+    """A starter YAML spec for the paper (see module doc); always valid spec v1."""
+    return render(build(paper_text), source_name)
