@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from cie_index import context, make_index, run
+
 from verifier.analysis.entry import call_graph
 from verifier.results import Status
 from verifier.spec.model import CallCheck, CountRange, ExistsCheck, InitCheck
@@ -416,3 +416,57 @@ def test_results_are_deterministic():
     first = [run("init", InitCheck(name=n, expect="zeros"), make_index(files)) for n in ("lora_A", "lora_B", "proj")]
     second = [run("init", InitCheck(name=n, expect="zeros"), make_index(files)) for n in ("lora_A", "lora_B", "proj")]
     assert first == second
+
+
+def test_exists_through_a_module_level_alias():
+    files = {"m.py": "class DenseMatrix:\n    def det(self):\n        return self.rows[0][0]\n\nMatrix = DenseMatrix\n"}
+    r = exists(files, "Matrix")
+    assert (r.status, at(r, "definition")) == (Status.pass_, ("m.py", 1))
+
+
+def test_call_positional_order_from_a_repo_constructor():
+    src = (
+        "class Block:\n    def __init__(self, dim, heads=8):\n        self.dim = dim\n\n"
+        "def main():\n    Block(64, 4)\n\n" + MAIN
+    )
+    assert call({"b.py": src}, "Block", {"heads": 4}).status is Status.pass_
+    r = call({"b.py": src}, "Block", {"heads": 8})
+    assert (r.status, r.score, at(r, "call")) == (Status.partial, 0.75, ("b.py", 6))  # 4 vs 8: within 3x
+
+
+def test_framework_hooks_and_module_launch_are_reachable():
+    files = {
+        "lit/__init__.py": "",
+        "lit/model.py": (
+            "import lightning as L\nimport torch\n\n"
+            "class Classifier(L.LightningModule):\n"
+            "    def training_step(self, batch, idx):\n        return self.loss(batch)\n\n"
+            "    def loss(self, batch):\n        return batch.sum()\n\n"
+            "    def configure_optimizers(self):\n        return torch.optim.AdamW(self.parameters(), lr=1e-3)\n"
+        ),
+        "lit/train.py": "import lightning as L\nfrom lit.model import Classifier\n\nL.Trainer().fit(Classifier())\n",
+        "run.sh": "python -m lit.train\n",
+    }
+    index = make_index(files, launches={"run.sh": [("lit.train", 1)]})
+    for symbol in ("Classifier.loss", "Classifier.configure_optimizers"):
+        r = run("exists", ExistsCheck(symbol=symbol, reachable=True), index)
+        assert (r.status, at(r, "entry")) == (Status.pass_, ("run.sh", 1)), symbol
+    r = run("call", CallCheck(target="torch.optim.AdamW", args={"lr": 1e-3}), index)
+    assert (r.status, at(r, "call")) == (Status.pass_, ("lit/model.py", 12))
+
+
+def test_init_loop_over_modules_with_isinstance():
+    src = (
+        "import torch.nn as nn\n\n"
+        "class ResNet(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)\n"
+        "        self.fc = nn.Linear(512, 10)\n"
+        "        for m in self.modules():\n"
+        "            if isinstance(m, nn.Conv2d):\n"
+        "                nn.init.kaiming_normal_(m.weight, mode='fan_out', nonlinearity='relu')\n"
+    )
+    r = init({"r.py": src}, "conv1", "kaiming_normal", {"mode": "fan_out"})
+    assert (r.status, r.score, at(r, "init"), at(r, "definition")) == (Status.pass_, 1.0, ("r.py", 9), ("r.py", 5))
+    r = init({"r.py": src}, "fc.weight", "kaiming_normal")  # the guard excludes Linear: library default
+    assert (r.status, r.score, at(r, "init")) == (Status.partial, 0.25, ("r.py", 6))

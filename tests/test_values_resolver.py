@@ -237,3 +237,66 @@ def test_file_glob_and_qualified_scopes_narrow_the_bindings():
     resolver = ValueResolver(index)
     assert {c.value for c in resolver.resolve(["dropout"], "baselines/*.py").top} == {0.5}
     assert {c.value for c in resolver.resolve(["dropout"], "Head").top} == {0.3}
+
+
+def test_a_launch_flag_overrides_only_its_own_program():
+    index = make_index(
+        [
+            bind("argparse", "batch_size", "64", "train.py:9", path="args.batch_size", scope="parse",
+                 dest="batch_size"),
+            bind("argparse", "batch_size", "128", "eval.py:7", path="args.batch_size", scope="parse",
+                 dest="batch_size"),
+        ],
+        launches=[launch("eval.py", "scripts/eval.sh:3", {"batch_size": "256"})],
+    )
+    for path in ("train.py", "eval.py"):
+        index.files[path].has_main_block = True
+    res = ValueResolver(index).resolve(["batch_size"])
+    assert sorted(top(res)) == [(64, "train.py:9"), (256, "scripts/eval.sh:3")]
+    assert [(c.value, c.source.span.file) for c in res.overridden] == [(128, "eval.py")]
+
+
+def test_dense_reference_graph_stays_bounded():
+    import time
+
+    names = [f"v{i}" for i in range(60)]
+    bindings = [bind("assign", "v0", "1", "a.py:1"), bind("assign", "v1", "2", "a.py:2")]
+    for i in range(2, 60):
+        # every binding reads its two predecessors, twice over, and one successor: cycles everywhere
+        expr = f"v{i - 1} + v{i - 2} + v{(i + 1) % 60} * 0"
+        bindings.append(bind("assign", names[i], expr, f"a.py:{i + 1}"))
+        bindings.append(bind("assign", names[i], f"v{i - 1}", f"b.py:{i + 1}"))
+    resolver = ValueResolver(make_index(bindings))
+    start = time.perf_counter()
+    for name in names:
+        resolver.resolve([name])
+    assert time.perf_counter() - start < 20
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_NAMES = ["lr", "args.lr", "self.lr", "cfg.optim.lr", "hidden", "n", "batch_size"]
+_EXPRS = st.one_of(
+    st.sampled_from(["3e-4", "lr", "args.lr", "self.lr", "4 * hidden", "n // 0", "cfg.optim.lr", "'adam'", "f(x)",
+                     "${optim.lr}", "$LR", "[1, 2]", "hidden ** 999999", "cfg['optim']['lr']"]),
+    st.text(max_size=20),
+)
+_KINDS = st.sampled_from(["assign", "default", "field", "argparse", "kwarg", "dict", "config", "launch", "env",
+                          "comment"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_KINDS, st.sampled_from(_NAMES), _EXPRS, st.integers(1, 30)), max_size=12))
+def test_any_index_resolves_without_crashing(rows):
+    bindings = []
+    for kind, path, expr, line in rows:
+        leaf = path.rsplit(".", 1)[-1]
+        bindings.append(bind(kind, leaf, expr, f"m.py:{line}", path=path, scope="C.__init__" if "self" in path else
+                             "<module>", owner="torch.optim.Adam" if kind == "kwarg" else "", dest=leaf))
+    index = make_index(bindings, calls=[call("torch.optim.Adam", "m.py:9", ("p", "lr"), {"eps": "args.lr"})])
+    resolver = ValueResolver(index)
+    for query in (["learning_rate"], ["hidden_size"], ["batch_size"], ["n"]):
+        resolver.resolve(query)
+    for arg in ("lr", "eps", "betas", 1, 7):
+        resolver.resolve_call_arg("torch.optim.Adam", arg)

@@ -36,7 +36,8 @@ def load(relative: str) -> Any:
     """Load one YAML data file under rules/, e.g. ``load("lexicon.yaml")``."""
     path = rules_dir() / relative
     with path.open(encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        # libyaml's safe loader when present: same safe semantics, ~10x faster on the larger tables
+        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def list_dir(relative: str) -> list[Path]:

@@ -12,7 +12,6 @@ there with the function's local aliases (``opt = self.optimizer``) and parameter
 from __future__ import annotations
 
 import ast
-import re
 from collections import defaultdict, deque
 from dataclasses import dataclass
 
@@ -21,7 +20,6 @@ from verifier.index.facts import BindingKind, Definition, FileRole
 from verifier.index.repo import RepoIndex
 
 MODULE = "<module>"
-_CTOR = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\(")
 # Method names every framework object has: never resolved by name alone.
 COMMON_METHODS = frozenset(
     "step update backward zero_grad forward train eval to cuda cpu save load state_dict load_state_dict "
@@ -56,18 +54,25 @@ class Resolver:
                 if d.kind == "method":
                     methods[d.name].append(d)
             for b in facts.bindings:
-                if b.kind != BindingKind.assign:
+                if b.kind != BindingKind.assign or "(" not in b.expr[:120]:
                     continue
-                m = _CTOR.match(b.expr or "")
-                if not m:
+                own = b.path.startswith("self.") and b.path.count(".") == 1
+                if not own and "." in b.path:
                     continue
-                if b.path.startswith("self.") and b.path.count(".") == 1:
+                ctor = constructor(b.expr)
+                if not ctor:
+                    continue
+                if own:
                     cls = enclosing_class(classes, b.scope)
                     if cls:
-                        self.attr_types.setdefault((path, cls, b.path[5:]), m.group(1))
-                elif "." not in b.path:
-                    self.var_types.setdefault((path, b.scope, b.path), m.group(1))
+                        self.attr_types.setdefault((path, cls, b.path[5:]), ctor)
+                else:
+                    self.var_types.setdefault((path, b.scope, b.path), ctor)
         self.unique_methods = {n: ds[0] for n, ds in methods.items() if len(ds) == 1 and n not in COMMON_METHODS}
+        # Heads of every repo module path: an imported name outside these is a library, resolved no further.
+        self.repo_heads = {part for p in index.python_files(role=None) for part in modules.module_of(p).split(".")}
+        self._classes: dict[str, set[str]] = {}
+        self._resolved: dict[tuple[str, str, str], Definition | None] = {}
 
     # ----- classes ---------------------------------------------------------------------------------------
     def class_named(self, path: str, text: str) -> Definition | None:
@@ -88,7 +93,9 @@ class Resolver:
         return None
 
     def class_of(self, path: str, scope: str) -> Definition | None:
-        classes = {q for q, d in self.modules.definitions_in(path).items() if d.kind == "class"}
+        classes = self._classes.get(path)
+        if classes is None:
+            classes = self._classes[path] = {q for q, d in self.modules.definitions_in(path).items() if d.kind == "class"}
         cls = enclosing_class(classes, scope)
         return self.modules.local_definition(path, cls) if cls else None
 
@@ -120,8 +127,20 @@ class Resolver:
         """The repo function or method a call ``name`` made in ``scope`` of ``path`` runs, if known."""
         if not name or "()" in name.replace("super()", "") or "[]" in name:
             return None
+        if local_types:
+            return self._resolve(path, scope, name, local_types)
+        key = (path, scope, name)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(path, scope, name, None)
+        return self._resolved[key]
+
+    def _resolve(self, path: str, scope: str, name: str, local_types: dict[str, str] | None) -> Definition | None:
         parts = name.split(".")
         leaf = parts[-1]
+        imported = self.modules.import_named(path, parts[0])
+        if imported is not None and not imported.relative_level:
+            if imported.module.split(".")[0] not in self.repo_heads:
+                return None  # torch.*, np.*, optax.*: not repo code
         if parts[0] in ("self", "cls") and len(parts) == 2:
             cls = self.class_of(path, scope)
             return self.method(cls, leaf) if cls else None
@@ -173,6 +192,15 @@ class Resolver:
             if found is not None and found.kind != "class":
                 return found
         return None
+
+
+def constructor(expr: str) -> str:
+    """``Trainer(cfg)`` -> ``Trainer``; ``torch.optim.Adam(...)`` -> ``torch.optim.Adam``; else ""."""
+    head, paren, _ = expr.partition("(")
+    head = head.strip()
+    if not paren or not head or len(head) > 120:
+        return ""
+    return head if all(part.isidentifier() for part in head.split(".")) else ""
 
 
 def enclosing_class(classes, scope: str) -> str | None:

@@ -63,6 +63,9 @@ def sym(name: str) -> sp.Symbol:
     return sp.Symbol(name, real=True)
 
 
+UNKNOWN = object()  # an effective config value that could not be determined
+
+
 class Marker:
     """A non-numeric value met while translating: a string, a tuple, a fresh tensor, None."""
 
@@ -181,9 +184,10 @@ class _Path:
     conds: tuple[str, ...] = ()
     done: bool = False  # returned
     dead: bool = False  # raised
+    cut: bool = False  # left the loop iteration (continue / break)
 
     def fork(self, cond: str) -> "_Path":
-        return _Path(dict(self.env), self.conds + (cond,), self.done, self.dead)
+        return _Path(dict(self.env), self.conds + (cond,), self.done, self.dead, self.cut)
 
     @property
     def label(self) -> str:
@@ -204,12 +208,15 @@ class Translator:
         *,
         pin: dict[str, Any] | None = None,
         helper: HelperLookup | None = None,
+        effective: Callable[[str], Any] | None = None,
     ):
         self.tree = tree
         self.file = file
         self.lines = source.splitlines()
         self.pin = {str(k).lower(): v for k, v in (pin or {}).items()}
         self.helper = helper
+        self.effective = effective  # config name -> its effective value, or UNKNOWN
+        self._effective_cache: dict[str, Any] = {}
         self.table = api_table()
         self.module_aliases = _module_aliases(tree)
         self.uses_torch = any(v.split(".")[0] == "torch" for v in self.module_aliases.values())
@@ -226,6 +233,7 @@ class Translator:
         self._model: FunctionModel | None = None
         self._class: str | None = None
         self._leaf_names: dict[str, int] = {}
+        self._leaf_sites: dict[tuple[str, int], sp.Symbol] = {}
         self._statements = 0
 
     # ----- public ---------------------------------------------------------------------------------
@@ -237,8 +245,8 @@ class Translator:
 
     def function(self, node: ast.FunctionDef, qualname: str, cls: str | None) -> FunctionModel:
         model = FunctionModel(self.file, qualname, node.lineno, getattr(node, "end_lineno", node.lineno))
-        saved = (self._model, self._class, self._leaf_names, self._statements)
-        self._model, self._class, self._leaf_names, self._statements = model, cls, {}, 0
+        saved = (self._model, self._class, self._leaf_names, self._leaf_sites, self._statements)
+        self._model, self._class, self._leaf_names, self._leaf_sites, self._statements = model, cls, {}, {}, 0
         try:
             env = self._param_env(node)
             paths = self._block(node.body, [_Path(env)])
@@ -246,7 +254,7 @@ class Translator:
         except RecursionError:
             model.notes.append("nesting too deep: translation stopped")
         finally:
-            self._model, self._class, self._leaf_names, self._statements = saved
+            self._model, self._class, self._leaf_names, self._leaf_sites, self._statements = saved
         return model
 
     # ----- environment ----------------------------------------------------------------------------
@@ -261,12 +269,20 @@ class Translator:
                 env[arg.arg] = Marker("opaque")
         return env
 
-    def _leaf(self, name: str) -> sp.Symbol:
-        """A leaf symbol named after the code; a second, different leaf of the same name gets ``__2``."""
+    def _leaf(self, name: str, site: int = 0) -> sp.Symbol:
+        """A leaf symbol named after the code; a second, different leaf of the same name gets ``__2``.
+
+        ``site`` (the statement's line) makes the same statement give the same leaf on every path."""
         clean = _clean_name(name)
+        key = (clean, site)
+        if site and key in self._leaf_sites:
+            return self._leaf_sites[key]
         n = self._leaf_names.get(clean, 0) + 1
         self._leaf_names[clean] = n
-        return sym(clean if n == 1 else f"{clean}__{n}")
+        out = sym(clean if n == 1 else f"{clean}__{n}")
+        if site:
+            self._leaf_sites[key] = out
+        return out
 
     def _attr_leaf(self, name: str) -> sp.Symbol:
         return sym(_clean_name(name))
@@ -301,7 +317,7 @@ class Translator:
                 break
             nxt: list[_Path] = []
             for path in paths:
-                if path.done or path.dead:
+                if path.done or path.dead or path.cut:
                     nxt.append(path)
                 else:
                     nxt.extend(self._stmt(stmt, path, len(paths)))
@@ -340,24 +356,34 @@ class Translator:
             path.done = True
         elif isinstance(stmt, ast.Raise):
             path.dead = True
+        elif isinstance(stmt, (ast.Continue, ast.Break)):
+            path.cut = True  # loops run once: what follows `continue` on this path never runs
         elif isinstance(stmt, ast.If):
             return self._if(stmt, path, n_paths)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             for name in _target_names(stmt.target):
-                path.env[name] = self._leaf(name)
-            return self._block(stmt.body, [path])
+                path.env[name] = self._leaf(name, stmt.lineno)
+            return self._loop(stmt.body, path)
         elif isinstance(stmt, ast.While):
-            return self._block(stmt.body, [path])
+            return self._loop(stmt.body, path)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
                 if item.optional_vars is not None:
                     for name in _target_names(item.optional_vars):
-                        path.env[name] = self._leaf(name)
+                        path.env[name] = self._leaf(name, stmt.lineno)
             return self._block(stmt.body, [path])
         elif isinstance(stmt, ast.Try):
             paths = self._block(stmt.body, [path])
             return self._block(stmt.finalbody, paths) if stmt.finalbody else paths
         return [path]
+
+    def _loop(self, body: list[ast.stmt], path: _Path) -> list[_Path]:
+        """One iteration; a path cut by `continue`/`break` goes on after the loop, no longer cut."""
+        out = self._block(body, [path])
+        kept = [p for p in out if not p.cut]
+        for p in out:
+            p.cut = False
+        return kept or out
 
     def _if(self, stmt: ast.If, path: _Path, n_paths: int) -> list[_Path]:
         decided = self._decide(stmt.test)
@@ -387,16 +413,16 @@ class Translator:
                 return True
             return False if all(p is False for p in parts) else None
         leaf = _leaf_name(test)
-        if leaf is not None and leaf.lower() in self.pin:
-            return bool(self.pin[leaf.lower()])
+        if leaf is not None and self._known(leaf) is not UNKNOWN and not isinstance(test, ast.Subscript):
+            return bool(self._known(leaf))
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             left, right = test.left, test.comparators[0]
             leaf = _leaf_name(left)
-            if leaf is None or leaf.lower() not in self.pin:
+            if leaf is None or self._known(leaf) is UNKNOWN:
                 leaf, left, right = _leaf_name(right), right, left
-            if leaf is None or leaf.lower() not in self.pin:
+            if leaf is None or self._known(leaf) is UNKNOWN:
                 return None
-            pinned = self.pin[leaf.lower()]
+            pinned = self._known(leaf)
             try:
                 other = ast.literal_eval(right)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -412,6 +438,20 @@ class Translator:
                 return pinned not in other
         return None
 
+    def _known(self, leaf: str) -> Any:
+        """A branch's config value: the spec's pin first, then the repo's effective value."""
+        key = leaf.lower()
+        if key in self.pin:
+            return self.pin[key]
+        if self.effective is None:
+            return UNKNOWN
+        if key not in self._effective_cache:
+            try:
+                self._effective_cache[key] = self.effective(leaf)
+            except Exception:  # noqa: BLE001 - a resolver failure only means "not known"
+                self._effective_cache[key] = UNKNOWN
+        return self._effective_cache[key]
+
     def _bind(self, target: ast.expr, value: Any, stmt: ast.stmt, path: _Path) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
             elts = target.elts
@@ -423,22 +463,22 @@ class Translator:
                     inner = t.value if isinstance(t, ast.Starred) else t
                     key = _target_key(inner)
                     if key:
-                        self._bind(inner, self._leaf(key.rsplit(".", 1)[-1]), stmt, path)
+                        self._bind(inner, self._leaf(_key_leaf(key), stmt.lineno), stmt, path)
             return
         if isinstance(target, ast.Subscript) and _const_key(target) is None:
             return  # x[mask] = y: a partial update, the name keeps its value
         key = _target_key(target)
         if key is None:
             return
-        leafname = key.rsplit(".", 1)[-1]
+        leafname = _key_leaf(key)
         if isinstance(value, Marker) and value.kind in ("source", "opaque"):
-            value = self._leaf(leafname)
+            value = self._leaf(leafname, stmt.lineno)
         elif isinstance(value, AppliedUndef) and value.func not in REDUCTIONS.values() and value.func is not PICK:
-            value = self._leaf(leafname)  # an opaque call's result is a named leaf (model outputs, helpers)
+            value = self._leaf(leafname, stmt.lineno)  # an opaque call's result is a named leaf (model outputs)
         elif isinstance(value, sp.Basic) and expr_nodes(value) >= MAX_EXPR_NODES:
             if self._model is not None:
                 self._model.notes.append(f"line {stmt.lineno}: `{key}` too large to inline, kept as a leaf")
-            value = self._leaf(leafname)
+            value = self._leaf(leafname, stmt.lineno)
         path.env[key] = value
         self._record(key, value, stmt, path)
 
@@ -856,6 +896,12 @@ def _piecewise(cond: Any, a: Any, b: Any) -> Any:
 def _clean_name(name: str) -> str:
     out = re.sub(r"\W+", "_", name).strip("_") or "x"
     return out if not out[0].isdigit() else f"v_{out}"
+
+
+def _key_leaf(key: str) -> str:
+    """The leaf name of an environment key: ``self.x`` -> ``x``, ``state['step']`` -> ``step``."""
+    m = re.search(r"\[['\"](\w+)['\"]\]$", key)
+    return m.group(1) if m else key.rsplit(".", 1)[-1]
 
 
 def _short(text: str, limit: int = 80) -> str:

@@ -9,6 +9,7 @@ any reached class's method of that name, so "never called" is only said when no 
 from __future__ import annotations
 
 import configparser
+import gc
 import re
 from collections import defaultdict, deque
 from dataclasses import dataclass
@@ -28,10 +29,12 @@ from verifier.index.repo import RepoIndex
 
 MODULE = "<module>"
 MAX_NODES = 200_000
-# Reaching a class (instantiating it) runs these: constructors, and what frameworks call on instances.
+# Reaching a class (instantiating it) runs these: constructors, and what frameworks call on instances
+# (nn.Module.__call__ -> forward, Flax setup, Dataset protocol, Lightning/Keras/HF Trainer hooks).
 IMPLICIT_METHODS = (
     "__init__",
     "__post_init__",
+    "__new__",
     "__call__",
     "forward",
     "setup",
@@ -42,6 +45,18 @@ IMPLICIT_METHODS = (
     "__enter__",
     "__exit__",
     "reset_parameters",
+    "training_step",
+    "validation_step",
+    "test_step",
+    "predict_step",
+    "configure_optimizers",
+    "train_dataloader",
+    "val_dataloader",
+    "test_dataloader",
+    "compute_loss",
+    "call",
+    "build",
+    "train_step",
 )
 _CTOR = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\(")
 _DOTTED = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*$")
@@ -76,11 +91,17 @@ class CallGraph:
         # A call or reference can only lead into repo code when its last name is a repo definition's name;
         # checking that first skips the bulk of library calls (torch.*, np.*) without resolving them.
         self._def_names = frozenset(d.name for d in index.all_definitions())
-        for path in index.python_files(role=None):
-            if index.files[path].role in (FileRole.test, FileRole.doc):
-                continue
-            self._add_file(path)
-        self.entries = find_entry_points(index, modules)
+        # Many small allocations over a large live index make the cyclic GC rescan it again and again.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            for path in index.python_files(role=None):
+                if index.files[path].role not in (FileRole.test, FileRole.doc):
+                    self._add_file(path)
+            self.entries = find_entry_points(index, modules)
+        finally:
+            if was_enabled:
+                gc.enable()
         self._parent: dict[Node, Node | None] | None = None
 
     # ----- construction --------------------------------------------------------------------------------

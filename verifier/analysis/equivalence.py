@@ -310,28 +310,59 @@ def _close(a, b):
 
 
 def screen(
-    a: sp.Expr, b: sp.Expr, *, positive: set[sp.Symbol] = frozenset(), sign: str = "exact", samples: int = SAMPLES
+    a: sp.Expr,
+    b: sp.Expr,
+    *,
+    positive: set[sp.Symbol] = frozenset(),
+    sign: str = "exact",
+    samples: int = SAMPLES,
+    subs: dict[sp.Symbol, sp.Expr] | None = None,
 ) -> Decision:
     """Numeric screen: equal on every valid point, or a confirmed counterexample, or inconclusive.
 
     Symbols reduced on both sides are vectors; when that leaves too few defined points (a variance of a
-    scalar), symbols reduced on either side become vectors and the screen runs once more."""
+    scalar), symbols reduced on either side become vectors and the screen runs once more. ``subs`` maps
+    symbols of ``a`` to expressions over ``b``'s symbols, evaluated first (no SymPy substitution needed)."""
     started = time.perf_counter()
+    subs = subs or {}
     if expr_nodes(a, MAX_EVAL_NODES) >= MAX_EVAL_NODES or expr_nodes(b, MAX_EVAL_NODES) >= MAX_EVAL_NODES:
         return Decision("undecided", time.perf_counter() - started, reason="expression too large to evaluate")
-    ra, rb = reduction_symbols(a), reduction_symbols(b)
-    result = _screen(a, b, ra & rb, positive, sign, samples, started)
-    if result.kind == "undecided" and (ra | rb) != (ra & rb):
-        result = _screen(a, b, ra | rb, positive, sign, samples, started)
+    ra = set()
+    for s in reduction_symbols(a):
+        ra |= subs[s].free_symbols if s in subs else {s}
+    for target in subs.values():
+        ra |= reduction_symbols(target)
+    rb = reduction_symbols(b)
+    result = _screen(a, b, subs, ra & rb, positive, sign, samples, started)
+    if result.kind in ("undecided", "constant") and (ra | rb) != (ra & rb):
+        result = _screen(a, b, subs, ra | rb, positive, sign, samples, started)
+    if result.kind == "constant":
+        # both sides constant on every point (x - mean(x) of a scalar): says nothing
+        result = Decision("undecided", result.seconds, reason="both sides are constant on the sample")
     return result
 
 
-def _screen(a, b, vector, positive, sign, samples, started) -> Decision:
-    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
+def _leaf_symbols(a: sp.Expr, b: sp.Expr, subs: dict) -> list[sp.Symbol]:
+    out = set(b.free_symbols) | {s for s in a.free_symbols if s not in subs}
+    for s, target in subs.items():
+        if s in a.free_symbols:
+            out |= target.free_symbols
+    return sorted(out, key=lambda s: s.name)
+
+
+def _mapped_env(env: dict, subs: dict, ops) -> dict:
+    out = dict(env)
+    for s, target in subs.items():
+        out[s] = evaluate(target, env, ops)
+    return out
+
+
+def _screen(a, b, subs, vector, positive, sign, samples, started) -> Decision:
+    symbols = _leaf_symbols(a, b, subs)
     env = sample_env(symbols, vector, set(positive), samples)
     try:
         with np.errstate(all="ignore"):
-            va = evaluate(a, env)
+            va = evaluate(a, _mapped_env(env, {k: v for k, v in subs.items() if k in a.free_symbols}, _FloatOps))
             vb = evaluate(b, env)
     except (_Unsupported, TypeError, ValueError, OverflowError, ZeroDivisionError, RecursionError) as exc:
         return Decision("undecided", time.perf_counter() - started, reason=f"cannot evaluate: {exc}"[:120])
@@ -344,11 +375,13 @@ def _screen(a, b, vector, positive, sign, samples, started) -> Decision:
         bad = valid & ~close
         if not bad.any():
             if n_valid >= max(4, samples // 8):
+                if _constant(va, valid) and _constant(vb, valid):
+                    return Decision("constant", time.perf_counter() - started)
                 return Decision("numerically-equivalent", time.perf_counter() - started, sign=s, method="numeric")
             continue
         if first_failure is None:
             row = int(np.argwhere(bad.reshape(bad.shape[0], -1).any(axis=1))[0][0])
-            confirmed = _confirm(a, b, env, row, s)
+            confirmed = _confirm(a, b, subs, env, row, s)
             if confirmed is None:
                 # float rounding, not a real difference at this point: drop the point and re-judge
                 keep = np.ones(bad.shape[0], dtype=bool)
@@ -365,13 +398,19 @@ def _screen(a, b, vector, positive, sign, samples, started) -> Decision:
     return Decision("undecided", time.perf_counter() - started, reason="too few points where both sides are defined")
 
 
-def _confirm(a: sp.Expr, b: sp.Expr, env, row: int, s: int) -> dict[str, Any] | None:
+def _constant(values, valid) -> bool:
+    arr = np.broadcast_to(np.asarray(values, dtype=float), valid.shape)[valid]
+    return arr.size == 0 or float(np.ptp(arr)) <= 1e-9 * (1 + float(np.max(np.abs(arr))))
+
+
+def _confirm(a: sp.Expr, b: sp.Expr, subs: dict, env, row: int, s: int) -> dict[str, Any] | None:
     """Re-evaluate one sample point with 50-digit arithmetic; the counterexample if the gap is real."""
     with mpmath.workdps(50):
         point = {sym_: env[sym_][row : row + 1] for sym_ in env}
         mp_env = {k: np.array([[mpmath.mpf(repr(float(x))) for x in v[0]]], dtype=object) for k, v in point.items()}
         try:
-            va = _broadcast_vec(evaluate(a, mp_env, _MpOps))
+            used = {k: v for k, v in subs.items() if k in a.free_symbols}
+            va = _broadcast_vec(evaluate(a, _mapped_env(mp_env, used, _MpOps), _MpOps))
             vb = _broadcast_vec(evaluate(b, mp_env, _MpOps))
         except (_Unsupported, TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
             return None
@@ -397,24 +436,27 @@ def _confirm(a: sp.Expr, b: sp.Expr, env, row: int, s: int) -> dict[str, Any] | 
 
 
 # ============================================================================== proofs in a worker
-def _prove_task(a: sp.Expr, b: sp.Expr, positive: list[str], sign: int) -> str:
+def _prove_task(a: sp.Expr, b: sp.Expr, positive: list[str], sign: int, quick: bool = False) -> str:
+    """quick: expand and a short z3 call only (the bonus proof after a numeric pass); else simplify too."""
     diff = a - sign * b
     if diff == 0 or sp.expand(diff) == 0:
         return "expand"
     has_branches = any(isinstance(n, (sp.Min, sp.Max, sp.Piecewise, sp.Abs)) for n in sp.preorder_traversal(diff))
     if has_branches:
-        if _z3_equal(a, sign * b, set(positive)):
+        if _z3_equal(a, sign * b, set(positive), 150 if quick else 20000):
             return "z3"
+    if quick:
+        return ""
     pos = {s: sp.Symbol(s.name, positive=True) for s in diff.free_symbols if s.name in positive}
     d2 = diff.xreplace(pos) if pos else diff
     if sp.simplify(d2) == 0:
         return "simplify"
-    if not has_branches and _z3_equal(a, sign * b, set(positive)):
+    if not has_branches and _z3_equal(a, sign * b, set(positive), 20000):
         return "z3"
     return ""
 
 
-def _z3_equal(a: sp.Expr, b: sp.Expr, positive: set[str]) -> bool:
+def _z3_equal(a: sp.Expr, b: sp.Expr, positive: set[str], timeout_ms: int) -> bool:
     import z3
 
     builder = _Z3Builder(z3)
@@ -423,7 +465,7 @@ def _z3_equal(a: sp.Expr, b: sp.Expr, positive: set[str]) -> bool:
     except _Unsupported:
         return False
     solver = z3.Solver()
-    solver.set("timeout", 20000)
+    solver.set("timeout", timeout_ms)
     for name, var in builder.vars.items():
         if name in positive:
             solver.add(var > 0)
@@ -526,9 +568,9 @@ def _worker_main(conn) -> None:  # pragma: no cover - runs in the child process
             return
         if task is None:
             return
-        a, b, positive, sign = task
+        a, b, positive, sign, quick = task
         try:
-            conn.send(_prove_task(a, b, positive, sign))
+            conn.send(_prove_task(a, b, positive, sign, quick))
         except Exception as exc:  # noqa: BLE001 - anything SymPy/z3 raise only means "no proof"
             conn.send(f"!{type(exc).__name__}")
 
@@ -578,9 +620,11 @@ _WORKER = ProofWorker()
 atexit.register(_WORKER.stop)
 
 
-def prove(a: sp.Expr, b: sp.Expr, *, positive: set[str] = frozenset(), sign: int = 1, timeout: float = 5.0) -> str | None:
+def prove(
+    a: sp.Expr, b: sp.Expr, *, positive: set[str] = frozenset(), sign: int = 1, timeout: float = 5.0, quick: bool = False
+) -> str | None:
     """The proof method that succeeded, "" if none did, None when it ran out of time."""
-    result = _WORKER.run((a, b, sorted(positive), sign), timeout)
+    result = _WORKER.run((a, b, sorted(positive), sign, quick), timeout)
     if result is None:
         return None
     return result if not result.startswith("!") else ""
@@ -594,21 +638,25 @@ def decide(
     sign: str = "exact",
     timeout: float = 5.0,
     proof_budget: float | None = None,
+    subs: dict[sp.Symbol, sp.Expr] | None = None,
 ) -> Decision:
     """Screen, confirm, then prove; ``proof_budget`` caps the bonus proof after a numeric pass."""
     started = time.perf_counter()
-    pos_syms = {s for s in a.free_symbols | b.free_symbols if s.name in positive}
-    result = screen(a, b, positive=pos_syms, sign=sign)
+    pos_syms = {s for s in _leaf_symbols(a, b, subs or {}) if s.name in positive}
+    result = screen(a, b, positive=pos_syms, sign=sign, subs=subs)
     if result.kind == "not-equivalent":
         result.seconds = time.perf_counter() - started
         return result
+    if subs:
+        a = a.xreplace({k: v for k, v in subs.items() if k in a.free_symbols})
     budget = timeout if result.kind == "undecided" else min(timeout, proof_budget if proof_budget is not None else timeout)
     signs = [result.sign] if result.kind == "numerically-equivalent" else ([1, -1] if sign == "either" else [1])
     for s in signs:
         remaining = budget - (time.perf_counter() - started)
         if remaining <= 0.01:
             break
-        method = prove(a, b, positive=set(positive), sign=s, timeout=remaining)
+        quick = result.kind == "numerically-equivalent"
+        method = prove(a, b, positive=set(positive), sign=s, timeout=remaining, quick=quick)
         if method:
             return Decision("proven", time.perf_counter() - started, sign=s, method=method)
         if method is None:
@@ -754,8 +802,17 @@ class MatchResult:
     mapping: dict[str, str]  # paper symbol -> code name / expression text
     how: dict[str, str]  # paper symbol -> spec | name | identity | search
     name_inconsistent: list[str] = field(default_factory=list)
-    paper_expr: sp.Expr | None = None  # the paper formula with the mapping applied
+    mapped: sp.Expr | None = None
     tried: int = 0
+    paper: sp.Expr | None = None
+    subs: dict | None = None
+
+    @property
+    def paper_expr(self) -> sp.Expr | None:
+        """The paper formula with the mapping applied (built on first use: Min/Max rebuilds are slow)."""
+        if self.mapped is None and self.paper is not None:
+            self.mapped = self.paper.xreplace(self.subs or {})
+        return self.mapped
 
 
 @dataclass(frozen=True)
@@ -798,18 +855,34 @@ def match(
     tried = 0
     first_fail: tuple[Decision, dict] | None = None
     pos_syms = {s for s in code.free_symbols if s.name in positive}
+    code_syms = code.free_symbols
     for assignment in assignments or [()]:
-        tried += 1
         full = dict(mapping)
         for s, (_, t) in zip(rest, assignment):
             full[s] = t
-        candidate = paper.xreplace({s: t.expr for s, t in full.items()})
-        quick = screen(candidate, code, positive=pos_syms, sign=sign, samples=QUICK_SAMPLES)
+        covered = set().union(*(t.expr.free_symbols for t in full.values())) if full else set()
+        covered |= {s for s in paper.free_symbols if s not in full}
+        if covered != code_syms and assignment != best_names:
+            continue  # cannot be equal unless symbols cancel: not worth a screen
+        subs = {s: t.expr for s, t in full.items()}
+        if covered != code_syms:
+            decision = Decision("not-equivalent", reason="the mapped formula and the code use different values")
+            sample = screen(paper, code, positive=pos_syms, sign=sign, subs=subs)
+            if sample.kind == "not-equivalent":
+                decision = sample
+            if first_fail is None:
+                first_fail = (decision, full)
+            tried += 1
+            continue
+        tried += 1
+        quick = screen(paper, code, positive=pos_syms, sign=sign, samples=QUICK_SAMPLES, subs=subs)
         if quick.kind == "not-equivalent":
             if first_fail is None:
                 first_fail = (quick, full)
             continue
-        decision = decide(candidate, code, positive=positive, sign=sign, timeout=timeout, proof_budget=proof_budget)
+        decision = decide(
+            paper, code, positive=positive, sign=sign, timeout=timeout, proof_budget=proof_budget, subs=subs
+        )
         if decision.kind == "not-equivalent":
             if first_fail is None:
                 first_fail = (decision, full)
@@ -818,22 +891,22 @@ def match(
         hows = dict(how)
         for s, (score, _) in zip(rest, assignment):
             hows[s.name] = "name" if assignment == best_names and score >= 0.3 else "search"
-        return MatchResult(decision, _show(full), hows, inconsistent, candidate, tried)
-    if first_fail is None:
+        return MatchResult(decision, _show(full), hows, inconsistent, None, tried, paper, subs)
+    if first_fail is None and not assignments and rest:
         return MatchResult(Decision("undecided", reason="nothing to compare"), _show(mapping), how, [], None, tried)
-    decision, full = first_fail
+    decision = first_fail[0] if first_fail is not None else Decision("undecided", reason="no mapping covers the code")
     # report the mismatch under the name-best mapping (what a reader expects), with its counterexample
     full = dict(mapping)
     for s, (_, t) in zip(rest, best_names):
         full[s] = t
-    candidate = paper.xreplace({s: t.expr for s, t in full.items()})
-    named = screen(candidate, code, positive=pos_syms, sign=sign)
+    subs = {s: t.expr for s, t in full.items()}
+    named = screen(paper, code, positive=pos_syms, sign=sign, subs=subs)
     if named.kind == "not-equivalent":
         decision = named
     hows = dict(how)
     for s, (score, _) in zip(rest, best_names):
         hows[s.name] = "name" if score >= 0.3 else "search"
-    return MatchResult(decision, _show(full), hows, [], candidate, tried)
+    return MatchResult(decision, _show(full), hows, [], None, tried, paper, subs)
 
 
 def _target_similarity(s: sp.Symbol, t: Target, logged: bool) -> float:

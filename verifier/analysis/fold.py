@@ -148,7 +148,7 @@ def fold_node(node: ast.AST, env: Mapping[str, object] = _EMPTY) -> FoldResult:
         return FoldResult(True, _Folder(env).visit(node, 0))
     except _Refuse as exc:
         return FoldResult(False, reason=str(exc) or "not a constant")
-    except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+    except (ArithmeticError, ValueError, TypeError, LookupError, AttributeError, RecursionError, MemoryError) as exc:
         return FoldResult(False, reason=f"{type(exc).__name__} while folding")
 
 
@@ -303,6 +303,8 @@ class _Folder:
         container = self.visit(node.value, depth)
         index = self.visit(node.slice, depth)
         if isinstance(container, (tuple, list, str)) and isinstance(index, int) and not isinstance(index, bool):
+            if not -len(container) <= index < len(container):
+                raise _Refuse("index out of range")
             return container[index]
         raise _Refuse("subscript not foldable")
 

@@ -287,7 +287,7 @@ class Unknown(Exception):
 
 
 def evaluate_where(expr: ast.expr, bindings: dict[str, ast.AST], fold_source) -> bool:
-    """Decide a where clause; metavariables fold through ``fold_source(source_text) -> (ok, value)``."""
+    """Decide a where clause; metavariables fold through ``fold_source(source_text, node) -> (ok, value)``."""
 
     def value(node: ast.AST) -> Any:
         if isinstance(node, ast.Name) and _is_mv(node.id):
@@ -301,7 +301,7 @@ def evaluate_where(expr: ast.expr, bindings: dict[str, ast.AST], fold_source) ->
                 text = ast.unparse(bound)
             except (ValueError, RecursionError):
                 raise Unknown("unprintable binding") from None
-            ok, folded = fold_source(text)
+            ok, folded = fold_source(text, bound)
             if not ok:
                 raise Unknown(f"`{text}` has no constant value")
             return folded

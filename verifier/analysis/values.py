@@ -29,6 +29,7 @@ from verifier.index.facts import Binding, BindingKind, CallSite, FileRole, Langu
 from verifier.index.repo import RepoIndex, looks_like_glob
 
 MAX_DEPTH = 8  # reference hops followed from one binding
+MAX_WORK = 20_000  # bindings evaluated per query: a pathological reference graph stops, it does not hang
 
 TIER = {
     BindingKind.launch: 60,
@@ -149,7 +150,7 @@ class CallArg:
 
 # ----- the resolver ---------------------------------------------------------------------------------------
 class ValueResolver:
-    """Resolve parameter values over one RepoIndex; memoise it per run with ``ctx.memo("values", ...)``."""
+    """Resolve parameter values over one RepoIndex; share one per run (``verifier.checks.value.resolver_for``)."""
 
     def __init__(
         self,
@@ -164,6 +165,7 @@ class ValueResolver:
         self._memo: dict[tuple, Candidate | None] = {}
         self._visiting: set[tuple] = set()
         self._cuts = 0
+        self._work = 0
         self._reads_all: frozenset[str] = frozenset().union(
             *(f.reads for f in index.files.values() if f.language in (Language.python, Language.notebook))
         )
@@ -258,13 +260,14 @@ class ValueResolver:
     # ----- name queries -----------------------------------------------------------------------------------
     def resolve(self, names: Iterable[str], scope: str | None = None) -> Resolution:
         """The effective value(s) of a parameter known under ``names`` (lexicon-expanded)."""
+        self._work = 0
         given = [n for n in names if n]
         strong, weak = self.lexicon.expand(given)
         preferred = {n.lower().replace("-", "_") for n in given} | {self.lexicon.describe(n) for n in given}
         resolution = self._resolve_names(strong, scope, preferred)
         if not resolution.top and not resolution.unresolved and weak:
             fallback = self._resolve_names(strong + weak, scope, preferred)
-            if fallback.top or fallback.unresolved:
+            if fallback.top:  # a generic name (`alpha`, `t`) counts only when it folds to a value
                 resolution = fallback
         if not resolution.top and not resolution.unresolved:
             resolution.library_default = self._library_default_for(resolution.names, scope)
@@ -298,12 +301,31 @@ class ValueResolver:
             resolution.top = [c for c in ranked if c.tier == best and c.key not in overridden_by_kwarg]
             if not resolution.top:  # every top candidate overridden by a keyword of a lower tier: keep them
                 resolution.top = [c for c in ranked if c.tier == best]
+            resolution.top += self._other_programs(resolution.top, ranked)
             exact = [c for c in resolution.top if c.binding.name.lower() in preferred]
             if exact:
                 resolution.top = exact
             top_keys = {c.key for c in resolution.top}
             resolution.overridden = [c for c in ranked if c.key not in top_keys]
         return resolution
+
+    def _other_programs(self, top: list[Candidate], ranked: list[Candidate]) -> list[Candidate]:
+        """A launch flag overrides only its own program's option: `eval.sh` running `eval.py --batch-size 256`
+        leaves `train.py`'s `--batch-size` default in force for training, so that one stays effective too."""
+        if not top or any(c.source.kind is not BindingKind.launch for c in top):
+            return []
+        targets = {c.source.owner for c in top}
+        if not all(t in self.index.files for t in targets):
+            return []  # a target we cannot see may parse anything: keep the global precedence
+        top_keys = {c.key for c in top}
+        return [
+            c
+            for c in ranked
+            if c.key not in top_keys
+            and c.source.kind in (BindingKind.argparse, BindingKind.click)
+            and c.source.span.file not in targets
+            and self.index.files[c.source.span.file].has_main_block
+        ]
 
     def _kwarg_overrides(self, live: list[Candidate]) -> set[tuple]:
         """Defaults/fields of a function or class that some live call keyword passes explicitly."""
@@ -366,7 +388,8 @@ class ValueResolver:
         key = _binding_key(b)
         if key in self._memo:
             return self._memo[key]
-        if key in self._visiting or depth > MAX_DEPTH:
+        self._work += 1
+        if key in self._visiting or depth > MAX_DEPTH or self._work > MAX_WORK:
             self._cuts += 1
             return None
         self._visiting.add(key)
@@ -477,6 +500,7 @@ class ValueResolver:
 
     def value_at(self, expr: str, file: str, scope: str, line: int) -> Candidate | None:
         """The value an expression has at a site (for call/init checks), with its chain; None if unknown."""
+        self._work = 0
         refs = references(expr)
         pseudo = Binding(
             name=_leaf(refs[0]) if len(refs) == 1 else "<expr>",
@@ -643,6 +667,7 @@ class ValueResolver:
     # ----- call + arg -------------------------------------------------------------------------------------
     def resolve_call_arg(self, call: str, arg: str | int, scope: str | None = None) -> list[CallArg]:
         """The value of argument ``arg`` (keyword or position) at every call of ``call``."""
+        self._work = 0
         entry = self.library.lookup(call)
         out: list[CallArg] = []
         for site in self._sites(call, scope):

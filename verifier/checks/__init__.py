@@ -8,6 +8,8 @@ import pkgutil
 from verifier.checks.base import CHECKERS, Context, Options, checker  # noqa: F401
 
 _LOADED = False
+# Check modules that failed to import (a broken installation): kind -> reason. Their SAUs get `error`.
+UNAVAILABLE: dict[str, str] = {}
 
 
 def load_all() -> dict:
@@ -16,6 +18,9 @@ def load_all() -> dict:
     if not _LOADED:
         for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
             if info.name != "base" and not info.name.startswith("_"):
-                importlib.import_module(f"{__name__}.{info.name}")
+                try:
+                    importlib.import_module(f"{__name__}.{info.name}")
+                except ImportError as exc:
+                    UNAVAILABLE[info.name] = f"{type(exc).__name__}: {exc}"
         _LOADED = True
     return CHECKERS

@@ -236,10 +236,12 @@ def signature(ctx: Context, modules: ModuleMap, site: CallSite, resolved: str):
     if target is None:
         return [], {}, False
     if target.kind == "class":
-        init = modules.local_definition(target.span.file, f"{target.qualname}.__init__")
-        if init is None:
+        ctor = modules.local_definition(target.span.file, f"{target.qualname}.__init__") or modules.local_definition(
+            target.span.file, f"{target.qualname}.__new__"
+        )
+        if ctor is None:
             return [], {}, False
-        target = init
+        target = ctor
     params = [p for p in target.params if p not in ("self", "cls") and not p.startswith("*")]
     defaults = {}
     facts = ctx.index.files.get(target.span.file)

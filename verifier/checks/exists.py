@@ -6,16 +6,20 @@ Definitions in tests or docs do not count. Among several definitions of the name
 
 from __future__ import annotations
 
+import re
+
 from verifier.analysis.callsite import evidence_at, sorted_unique
 from verifier.analysis.entry import call_graph, describe_path
+from verifier.analysis.imports import module_map
 from verifier.analysis.stubs import stub_finding
 from verifier.checks.base import Context, checker
-from verifier.index.facts import Definition, FileRole, Span
+from verifier.index.facts import BindingKind, Definition, FileRole, Span
 from verifier.index.repo import looks_like_glob
 from verifier.results import CheckResult, Evidence, Status
 from verifier.spec.model import ExistsCheck
 
 KIND = "exists"
+_DOTTED = re.compile(r"^\s*[A-Za-z_][\w.]*\s*$")
 EXCLUDED_ROLES = (FileRole.test, FileRole.doc)
 
 
@@ -29,7 +33,8 @@ def check_exists(check: ExistsCheck, ctx: Context) -> CheckResult:
 
 def _check(check: ExistsCheck, ctx: Context) -> CheckResult:
     symbol = check.symbol.strip()
-    defs = [d for d in ctx.index.definitions_named(symbol) if _in_scope(ctx, d, check.scope)]
+    defs = ctx.index.definitions_named(symbol) or _aliased(ctx, symbol)
+    defs = [d for d in defs if _in_scope(ctx, d, check.scope)]
     code = [d for d in defs if ctx.index.files[d.span.file].role not in EXCLUDED_ROLES]
     if not code:
         if defs:
@@ -78,6 +83,19 @@ def _check(check: ExistsCheck, ctx: Context) -> CheckResult:
     else:
         message = f"{symbol} is implemented but never called from an entry point ({d.span.file}:{d.span.line})."
     return CheckResult.partial(KIND, 0.75, message, ev, entries=[e.node.label() for e in graph.entries])
+
+
+def _aliased(ctx: Context, symbol: str) -> list[Definition]:
+    """``Matrix = MutableDenseMatrix`` at module level: the symbol is that definition under another name."""
+    modules = module_map(ctx)
+    leaf = symbol.rsplit(".", 1)[-1]
+    out = []
+    for b in ctx.index.bindings_named([leaf]):
+        if b.kind is BindingKind.assign and b.scope == "<module>" and b.path == leaf and _DOTTED.match(b.expr or ""):
+            target = modules.resolve_in_file(b.span.file, b.expr.strip())
+            if target is not None:
+                out.append(target)
+    return sorted(set(out), key=lambda d: (d.span.file, d.span.line))
 
 
 def _in_scope(ctx: Context, d: Definition, scope: str | None) -> bool:

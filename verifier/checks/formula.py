@@ -17,7 +17,7 @@ from typing import Any
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from verifier.analysis.code_sympy import REDUCTIONS, Candidate, FunctionModel, Translator, expr_nodes, sym
+from verifier.analysis.code_sympy import UNKNOWN, REDUCTIONS, Candidate, FunctionModel, Translator, expr_nodes, sym
 from verifier.analysis.equivalence import MatchResult, Target, canonical, match, similarity, strip_reductions
 from verifier.analysis.latex import Formula, FormulaSyntaxError, parse_formula, parse_latex, parse_sympy
 from verifier.checks.base import Context, checker
@@ -30,7 +30,7 @@ KIND = "formula"
 TOP_CANDIDATES = 8
 MIN_MISMATCH_RANK = 0.5
 MAX_FILES = 300
-PROOF_BUDGET = 1.0  # seconds for the bonus proof after a numeric pass (the formula timeout caps the rest)
+PROOF_BUDGET = 0.25  # seconds for the bonus proof after a numeric pass (the formula timeout caps the rest)
 
 
 @checker(KIND)
@@ -53,6 +53,7 @@ class RepoFormulas:
     def __init__(self, ctx: Context, pin: dict[str, Any]):
         self.index = ctx.index
         self.pin = pin
+        self.effective = _effective_values(ctx)
         self._translators: dict[str, Translator | None] = {}
         self._models: dict[str, list[FunctionModel]] = {}
 
@@ -60,7 +61,11 @@ class RepoFormulas:
         if path not in self._translators:
             tree = self.index.tree(path)
             self._translators[path] = (
-                None if tree is None else Translator(tree, path, self.index.source(path), pin=self.pin, helper=self._helper)
+                None
+                if tree is None
+                else Translator(
+                    tree, path, self.index.source(path), pin=self.pin, helper=self._helper, effective=self.effective
+                )
             )
         return self._translators[path]
 
@@ -90,6 +95,31 @@ class RepoFormulas:
             if node is not None:
                 return node, tr
         return None
+
+
+CONFIG_KINDS = {"field", "assign", "argparse", "click", "config", "launch", "env", "dict"}
+
+
+def _effective_values(ctx: Context):
+    """Branch conditions on config values follow the repo's effective value (part 1's resolver)."""
+    try:
+        from verifier.analysis.values import ValueResolver
+    except ImportError:  # pragma: no cover - the resolver ships with the tool
+        return None
+
+    def lookup(name: str) -> Any:
+        resolver = ctx.memo("analysis.values.resolver", lambda: ValueResolver(ctx.index, ctx.aliases))
+        res = resolver.resolve([name])
+        top = [c for c in res.top if c.resolved]
+        if not top or len(top) != len(res.top):
+            return UNKNOWN
+        kinds = {getattr(c.binding.kind, "value", str(c.binding.kind)) for c in top}
+        values = {repr(c.value) for c in top}
+        if len(values) != 1 or not kinds <= CONFIG_KINDS:
+            return UNKNOWN
+        return top[0].value
+
+    return lookup
 
 
 def _repo(ctx: Context, pin: dict[str, Any]) -> RepoFormulas:
@@ -310,10 +340,6 @@ def _stub_named(stubs: list) -> Any:
 def _targets_for(r: Ranked, repo: RepoFormulas, check: FormulaCheck, formula: Formula | None):
     """Code values a paper symbol may stand for: the candidate's leaves and the function's named values."""
     targets: dict[str, Target] = {}
-    for s in sorted(r.expr.free_symbols, key=lambda x: x.name):
-        targets[s.name] = Target(s.name, s)
-        if "log" in s.name.lower() and "logit" not in s.name.lower():
-            targets[f"exp({s.name})"] = Target(f"exp({s.name})", sp.exp(s))
     named = _named_before(r.model, r.cand)
     cls = r.model.qualname.rsplit(".", 1)[0] if "." in r.model.qualname else None
     if cls is not None:
@@ -321,9 +347,16 @@ def _targets_for(r: Ranked, repo: RepoFormulas, check: FormulaCheck, formula: Fo
         if tr is not None:
             for attr, expr in sorted(tr.init_attrs(cls).items()):
                 named.setdefault(f"self.{attr}", expr)
-    for name, expr in named.items():
-        if name not in targets and not (isinstance(expr, sp.Symbol) and expr.name in targets):
-            targets[name] = Target(name, expr)
+    # a name's latest value wins over the leaf of the same name (its value before the update)
+    for name, expr in sorted(named.items()):
+        targets[name] = Target(name, expr)
+    shown = {t.expr.name for t in targets.values() if isinstance(t.expr, sp.Symbol)}
+    for s in sorted(r.expr.free_symbols, key=lambda x: x.name):
+        if s.name not in shown:
+            key = s.name if s.name not in targets else f"{s.name}@entry"
+            targets[key] = Target(key, s)
+        if "log" in s.name.lower() and "logit" not in s.name.lower():
+            targets[f"exp({s.name})"] = Target(f"exp({s.name})", sp.exp(s))
     fixed: dict[sp.Symbol, Target] = {}
     for key, value in sorted(check.symbols.items()):
         psym = _paper_symbol(key)

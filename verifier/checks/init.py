@@ -69,9 +69,10 @@ class Target:
             return cls(tuple(parts[:-1]), parts[-1])
         return cls(tuple(parts), None)
 
-    def matches(self, parts: list[str], slot: str | None = None) -> bool:
-        """Does a tensor expression (split into parts) name this target? ``slot`` overrides a trailing slot."""
-        if slot is None and len(parts) > 1 and parts[-1] in SLOTS:
+    def matches(self, parts: list[str]) -> bool:
+        """Does a tensor expression (split into parts, see :func:`tensor_parts`) name this target?"""
+        slot = None
+        if len(parts) > 1 and parts[-1] in SLOTS:
             parts, slot = parts[:-1], parts[-1]
         n = len(self.base)
         if not n or tuple(parts[-n:]) != self.base:
@@ -262,7 +263,7 @@ def _named_param(modules, site: CallSite, leaf: str, target: Target) -> InitSite
     if len(site.args) < 2:
         return None
     name = _string_literal(site.args[0])
-    if name is None or not target.matches([name], slot=target.slot if target.slot else None):
+    if name is None or not target.matches([name]):
         return None
     parsed = scheme_of_expr(modules, site.span.file, site.args[1])
     if parsed is None:
@@ -412,40 +413,45 @@ def _library_defaults(target: Target, layers: list[Layer]) -> list[InitSite]:
 
 
 def _hooks(ctx: Context, modules: ModuleMap, target: Target, scope: str | None, layers: list[Layer]) -> list[InitSite]:
-    """Generic ``_init_weights(m)`` hooks: init calls on ``<param>.weight`` guarded by ``isinstance``."""
+    """Generic initialisers: ``_init_weights(m)`` hooks and ``for m in self.modules()`` loops, which init
+    ``m.weight`` for every module of the type an ``isinstance`` guard admits."""
     if not layers:
         return []
     data = _schemes()
     functions, namespaces = data["functions"], tuple(data.get("function_namespaces") or ())
     out: list[InitSite] = []
-    slot = target.wanted_slot
+    seen: set[tuple[str, int, str]] = set()
     for leaf in sorted(set(functions) | set(data["inplace"])):
         for site in ctx.index.calls_to(leaf):
-            if not _admitted(ctx, site, scope):
+            key = (site.span.file, site.span.line, site.callee)
+            head = _generic_receiver(site, leaf, functions)
+            if key in seen or head is None or not _admitted(ctx, site, scope):
                 continue
+            seen.add(key)
             hook = modules.local_definition(site.span.file, site.scope)
-            param = _hook_param(site, hook.params, leaf, functions) if hook is not None else None
-            if param is None:
-                continue
-            found = _explicit_site(modules, site, leaf, Target((param,), slot), functions, data["inplace"], namespaces)
+            guard = isinstance_guard(ctx, modules, site, head)
+            if guard is None and (hook is None or head not in hook.params):
+                continue  # an unguarded local: not known to be a module of the target's type
+            found = _explicit_site(
+                modules, site, leaf, Target((head,), target.wanted_slot), functions, data["inplace"], namespaces
+            )
             if found is None:
                 continue
-            guard = isinstance_guard(ctx, modules, site, param)
-            for layer in layers:
-                if guard is None or any(_same_type(layer.qualified, g) for g in guard):
-                    found.tier = 1
-                    found.how = f"{hook.qualname} hook: {found.how}"
-                    found.extra = [layer.span]
-                    found.args, found.unresolved = _fold_args(ctx, found, found.args)
-                    out.append(found)
-                    break
+            layer = next((la for la in layers if guard is None or any(_same_type(la.qualified, g) for g in guard)), None)
+            if layer is not None:
+                found.tier = 1
+                found.how = f"{site.scope} initialises every {layer.qualified}: {found.how}"
+                found.extra = [layer.span]
+                found.args, found.unresolved = _fold_args(ctx, found, found.args)
+                out.append(found)
     return out
 
 
-def _hook_param(site: CallSite, params: tuple[str, ...], leaf: str, functions: dict) -> str | None:
-    text = site.args[0] if leaf in functions and site.args else site.callee.rpartition(".")[0]
-    head = tensor_parts(text)[:1]
-    return head[0] if head and head[0] in params and head[0] not in ("self", "cls") else None
+def _generic_receiver(site: CallSite, leaf: str, functions: dict) -> str | None:
+    """``m`` in ``nn.init.zeros_(m.bias)`` / ``m.weight.data.normal_()``: a name standing for any module."""
+    text = (site.args[0] if leaf in functions and site.args else site.callee.rpartition(".")[0]).strip()
+    head = text.split(".", 1)[0]
+    return head if "." in text and head.isidentifier() and head not in ("self", "cls") else None
 
 
 def isinstance_guard(ctx: Context, modules: ModuleMap, site: CallSite, param: str | None) -> list[str] | None:

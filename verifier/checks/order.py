@@ -155,9 +155,13 @@ def _roots(ctx: Context, cg: CallGraph, builder: FlowBuilder, containers: list[s
                           key=lambda k: (k.file, k.qualname))
     for key in chosen[:MAX_ROOTS]:
         roots.extend(_root_of(ctx, builder, key))
+    # A Lightning module's implicit loop always "has" zero_grad/backward/step; it is a candidate only when the
+    # module's own code holds a step, or when no function of the repo holds two steps.
     classes = [d for p in index.python_files() for d in index.files[p].definitions
                if lightning.is_lightning_module(d) and (not glob or index.in_scope(p, glob))]
-    roots.extend(_lightning_roots(ctx, builder, classes))
+    holders = {k for found in containers for k in found}
+    own = [c for c in classes if any(k.file == c.span.file and k.qualname.startswith(c.qualname + ".") for k in holders)]
+    roots.extend(_lightning_roots(ctx, builder, own if own or best >= 2 else classes))
     return roots, None
 
 

@@ -16,6 +16,7 @@ from verifier.analysis.pattern import (
     find_matches,
 )
 from verifier.analysis.protocol.common import file_view, python_paths, scope_admits, text_of
+from verifier.analysis.protocol.values import Resolver
 from verifier.checks.base import checker
 from verifier.results import CheckResult, Evidence, Status
 
@@ -43,9 +44,23 @@ def validate_pattern_check(check) -> str | None:
     return None
 
 
-def _fold_source(text: str):
-    result = fold(text)
-    return bool(result.ok), result.value
+def _folder(ctx, match: Match):
+    """Fold a bound expression: constants and arithmetic first, then names through the scope, argparse/click
+    defaults, configs and launch flags (the effective value at run time)."""
+
+    def fold_source(text: str, node):
+        result = fold(text)
+        if result.ok:
+            return True, result.value
+        view = file_view(ctx, match.file)
+        if view is None:
+            return False, None
+        qual = _enclosing_qualname(view, match.line)
+        fn = view.functions.get(qual)
+        value = Resolver(ctx, view, fn.node.body if fn else view.tree.body).value(node, line=match.line + 1)
+        return value is not None, value
+
+    return fold_source
 
 
 def _enclosing_qualname(view, line: int) -> str:
@@ -94,14 +109,14 @@ def _evidence(ctx, m: Match, role: str, note: str = "") -> Evidence:
     return Evidence(m.file, m.line, m.end_line, snippet, role, note)
 
 
-def _filter_where(matches: list[Match], wheres) -> tuple[list[Match], list[Match], list[str]]:
+def _filter_where(ctx, matches: list[Match], wheres) -> tuple[list[Match], list[Match], list[str]]:
     """(matches satisfying every where, matches failing one, reasons some could not be decided)."""
     good, bad, unknown = [], [], []
     for m in matches:
         verdict = True
         for expr in wheres:
             try:
-                if not evaluate_where(expr, m.bindings, _fold_source):
+                if not evaluate_where(expr, m.bindings, _folder(ctx, m)):
                     verdict = False
                     break
             except Unknown as exc:
@@ -124,7 +139,7 @@ def check_pattern(check, ctx) -> CheckResult:
     requires, forbids = _as_list(check.require), _as_list(check.forbid)
     evidence: list[Evidence] = []
     for text in forbids:
-        good, _bad, unknown = _filter_where(_matches(ctx, text, check), wheres)
+        good, _bad, unknown = _filter_where(ctx, _matches(ctx, text, check), wheres)
         if good:
             ev = [_evidence(ctx, m, "rule", f"forbidden: {text}") for m in good[:5]]
             return CheckResult.failed(KIND, Status.mismatch, f"forbidden pattern `{text}` found at {good[0].file}:{good[0].line}"
@@ -134,7 +149,7 @@ def check_pattern(check, ctx) -> CheckResult:
     found, failing, undecided = 0, [], []
     for text in requires:
         matches = _matches(ctx, text, check)
-        good, bad, unknown = _filter_where(matches, wheres)
+        good, bad, unknown = _filter_where(ctx, matches, wheres)
         if good:
             found += 1
             evidence.extend(_evidence(ctx, m, "rule", f"required: {text}") for m in good[:3])

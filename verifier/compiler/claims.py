@@ -148,7 +148,7 @@ def find_baselines(text: str) -> tuple[list[str], list[tuple[int, int]]]:
 
 # ----- one fragment ---------------------------------------------------------------------------------------
 _LABEL_RE = re.compile(r"^(?P<label>[^=:≤≥<>]{2,120}?):\s+(?P<body>\S.*)$", re.DOTALL)
-_ASSIGN_RE = re.compile(r"^(?P<keys>[^=≤≥<>~]{1,80}?)\s*(?:=|∈|\bin\b(?=\s*[\[{(]))\s*(?P<val>[^=].*)$", re.DOTALL)
+_ASSIGN_RE = re.compile(r"^(?P<keys>[^=≤≥<>~]{1,160}?)\s*(?:=|∈|\bin\b(?=\s*[\[{(]))\s*(?P<val>[^=].*)$", re.DOTALL)
 _RANGE_KEY_RE = re.compile(
     r"^(?P<keys>[A-Za-z][\w\s\-]{0,40}?)\s+(?:range|search|sweep|grid|values|in|over|of)?\s*(?P<val>[\[{][^\]}]*[\]}])\s*$"
 )
@@ -207,9 +207,9 @@ def _name_for(key: str, aliases: dict[str, list[str]], unit: str = "", label: st
         if words:
             return "num_" + "_".join(words)
     hit = terms.find_phrase(key)
-    if hit and hit[2] >= len(terms.ascii_symbol(key).strip()) - 2:
-        return hit[0]
-    return unit_canonical or (hit[0] if hit else None)
+    if hit and hit[2] >= len(terms.normalise_phrase(terms.ascii_symbol(key))) - 2:
+        return hit[0]  # the key ends with a known phrase: "base learning rate", "Batch size"
+    return unit_canonical
 
 
 def _leading_value(text: str) -> str:
@@ -242,7 +242,8 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
         return ([b.add(_value_check(name, whole))], "") if name else ([], "")
     raw_val = match.group("val").strip()
     keys = [k for k in re.split(r"\s*=\s*", match.group("keys")) if k.strip()]
-    val_text = _leading_value(_PAREN_TAIL.sub("", raw_val).strip().strip("~≈").strip())
+    stripped = raw_val if raw_val.startswith("(") else _PAREN_TAIL.sub("", raw_val)
+    val_text = _leading_value(stripped.strip().strip("~≈").strip())
     unit = ""
     expect = numbers.parse_value(val_text)
     if expect is None:
@@ -251,7 +252,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
             expect = numbers.parse_value(head.group("v"))
             unit = head.group("unit")
     if expect is None:
-        if re.fullmatch(r"[A-Za-z][\w.\-]{2,30}", val_text) and not terms.find_apis(val_text):
+        if re.fullmatch(r"[A-Za-z][\w.\-]{2,30}", val_text) and re.search(r"[\d._A-Z]", val_text) and not terms.find_apis(val_text):
             expect = val_text  # a string setting: wavelet=bior2.4, padding mode=periodization
         else:
             return [], ""
@@ -265,6 +266,9 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
         if percent and isinstance(value, (int, float)) and name not in terms.percent_names() and value > 1:
             value = value  # a percentage of something else: kept as the fraction read
         made.append(b.add(_value_check(name, value)))
+    if re.search(r"\d", match.group("keys")):  # "trained for 100k steps with KL weight beta=1e-3"
+        more, _ = _compile_quantities(match.group("keys"), b)
+        made.extend(more)
     return made, ""
 
 
@@ -279,8 +283,7 @@ _JOINER = re.compile(r"[\s:=(]*(?:of|is|to|was|=|:|set to|is set to)?[\s:=(~≈]
 
 def _tail_after_phrase(before: str, phrase: tuple[str, int, int]) -> str:
     """The text between a phrase found in ``before`` and the number that follows it."""
-    normalised = re.sub(r"[\s_\-]+", " ", terms.ascii_symbol(before).lower())
-    return normalised[phrase[2] :]
+    return terms.normalise_phrase(terms.ascii_symbol(before))[phrase[2] :] + " "
 
 
 def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[int], list[str]]:
@@ -292,6 +295,9 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
     label_phrase = terms.find_phrase(label) if label else None
     for i, q in enumerate(numbers.find_numbers(body)):
         before = body[last_end : q.start]
+        if re.search(r"\bper\s*$|\$\s*$", before):
+            last_end = q.end
+            continue  # "per 1M tokens", "$5.00": a rate or a price, not a setting
         after = body[q.end : q.end + 40]
         name = None
         phrase = terms.find_phrase(before)
@@ -323,7 +329,7 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
 
 
 _INLINE_RE = re.compile(
-    r"(?<![\w.])(?P<key>[A-Za-z][\w']*)\s*=\s*(?P<val>[\[{][^\]}]*[\]}]|[-+−]?[\d.]+(?:[eE][-+−]?\d+)?(?:\s*[x×]\s*10\^?-?\d+)?[kKMB%]?)(?![\w.])"
+    r"(?<![\w.])(?P<key>[A-Za-z][\w']*)\s*=\s*(?P<val>[\[{][^\]}]*[\]}]|[-+−]?[\d.]+(?:[eE][-+−]?\d+)?(?:\s*[x×]\s*10\^?-?\d+)?(?:/\d+(?:\.\d+)?)?[kKMB%]?)(?![\w.])"
 )
 
 
@@ -463,18 +469,25 @@ def compile_claim(sau: SAU, aliases: dict[str, list[str]] | None = None) -> Comp
         for span in spans:
             covered.append((span[0], span[1], made, "baseline"))
 
+    current_label, previous_end = claim_label, 0
     for start, end in split_fragments(text):
         piece = text[start:end]
+        if re.search(r"[.;\n]", text[previous_end:start]):
+            current_label = claim_label  # a new sentence: the previous sentence's label no longer applies
+        own = _LABEL_RE.match(piece)
+        if own and len(own.group("label")) <= 60:
+            current_label = own.group("label")  # "Batch size varies per task: 30 (CoLA), 128 (RTE)" names both
+        previous_end = end
         inside = [c for c in covered if min(end, c[1]) - max(start, c[0]) >= (end - start) / 2 or (start <= c[0] and c[1] <= end)]
         if inside and inside[0][3] == "order":
-            frag = _fragment(piece, sau.dimension, b, True, claim_label)
+            frag = _fragment(piece, sau.dimension, b, True, current_label)
             frag = Fragment(piece, "typed", "", tuple(sorted({*inside[0][2], *frag.checks})))
         elif inside:
-            frag = _fragment(piece, sau.dimension, b, False, claim_label)
+            frag = _fragment(piece, sau.dimension, b, False, current_label)
             extra = frag.checks if frag.outcome == "typed" else ()
             frag = Fragment(piece, "typed", "", tuple(sorted({*inside[0][2], *extra})))
         else:
-            frag = _fragment(piece, sau.dimension, b, False, claim_label)
+            frag = _fragment(piece, sau.dimension, b, False, current_label)
         out.fragments.append(frag)
 
     out.checks = [_validated(c) for c in b.checks]

@@ -34,6 +34,9 @@ def _norm_phrase(text: str) -> str:
     return re.sub(r"[\s_\-]+", " ", text.strip().lower())
 
 
+normalise_phrase = _norm_phrase  # the text find_phrase's offsets refer to
+
+
 @functools.cache
 def lexicon_index() -> dict[str, str]:
     """alias (lower, underscores) -> canonical name, from rules/lexicon.yaml whatever its nesting."""
@@ -112,11 +115,11 @@ def canonical_name(term: str, aliases: dict[str, list[str]] | None = None) -> st
         pool = {canonical.lower(), *(n.lower() for n in names)}
         if ident in pool or phrase.replace(" ", "_") in pool:
             return canonical
+    if ident in GREEK_NAMES and raw.strip().lower() not in ("eps", "epsilon") or raw.strip() in _GREEK:
+        return ident  # a paper's beta is its own symbol, not the lexicon's KL beta
     for known, canonical in phrase_table():
         if phrase == known:
             return lexicon_index().get(canonical.lower(), canonical)
-    if ident in GREEK_NAMES:
-        return ident  # a paper's beta is its own symbol, not the lexicon's KL beta
     lex = lexicon_index()
     if ident in lex:
         return lex[ident]
@@ -131,15 +134,23 @@ GREEK_NAMES = frozenset(
 )
 
 
+@functools.cache
+def _phrase_regex() -> tuple[re.Pattern, dict[str, str]]:
+    """One alternation of every phrase, longest first: a single pass per text instead of one per phrase."""
+    table = phrase_table()
+    pattern = "|".join(re.escape(known) for known, _ in table)
+    return re.compile(rf"(?<![a-z0-9])(?:{pattern})(?![a-z0-9])"), dict(table)
+
+
 def find_phrase(text: str) -> tuple[str, int, int] | None:
     """The last known hyperparameter phrase in ``text`` (the one nearest a following number)."""
     lowered = _norm_phrase(ascii_symbol(text))
+    regex, lookup = _phrase_regex()
     best: tuple[int, int, str] | None = None
-    for known, canonical in phrase_table():
-        for match in re.finditer(rf"(?<![a-z0-9]){re.escape(known)}(?![a-z0-9])", lowered):
-            candidate = (match.end(), match.end() - match.start(), canonical)
-            if best is None or candidate[:2] > best[:2]:
-                best = candidate
+    for match in regex.finditer(lowered):
+        candidate = (match.end(), match.end() - match.start(), lookup[match.group(0)])
+        if best is None or candidate[:2] > best[:2]:
+            best = candidate
     if best is None:
         return None
     canonical = lexicon_index().get(best[2].lower(), best[2])
@@ -157,28 +168,45 @@ class ApiHit:
 
 
 @functools.cache
-def _api_table() -> list[tuple[str, str, str, bool]]:
+def _api_table() -> tuple[tuple[str, str, str, bool], ...]:
     out: list[tuple[str, str, str, bool]] = []
     for category, names in _load("claim_apis.yaml").items():
         if isinstance(names, dict):
             for name, target in names.items():
                 out.append((_norm_phrase(str(name)), str(category), str(target), False))
-    return sorted(out, key=lambda t: (-len(t[0]), t[0]))
+    return tuple(sorted(out, key=lambda t: (-len(t[0]), t[0])))
+
+
+@functools.lru_cache(maxsize=8)
+def _scan_regexes(table: tuple[tuple[str, str, str, bool], ...]) -> list[tuple[re.Pattern, dict[str, tuple[str, str]]]]:
+    out = []
+    for exact in (True, False):
+        entries = [(phrase, category, target) for phrase, category, target, e in table if e == exact]
+        if not entries:
+            continue
+        pattern = "|".join(re.escape(p).replace(r"\ ", r"[\s_\-]?") for p, _, _ in entries)
+        flags = 0 if exact else re.IGNORECASE
+        key = (lambda t: t) if exact else (lambda t: t.lower())
+        lookup = {key(p): (c, t) for p, c, t in entries}
+        out.append((re.compile(rf"(?<![A-Za-z0-9])(?:{pattern})(?![A-Za-z0-9])", flags), lookup, exact))
+    return out
 
 
 def _scan(text: str, table: Iterable[tuple[str, str, str, bool]]) -> list[ApiHit]:
-    """Non-overlapping word-boundary hits of a phrase table in text, longest first."""
+    """Non-overlapping word-boundary hits of a phrase table in text (longest alternative first)."""
     normalised = re.sub(r"[_\-]", " ", text)
     taken: list[tuple[int, int]] = []
     hits: list[ApiHit] = []
-    for phrase, category, target, exact_case in table:
-        pattern = re.escape(phrase).replace(r"\ ", r"[\s_\-]?")
-        flags = 0 if exact_case else re.IGNORECASE
-        for match in re.finditer(rf"(?<![A-Za-z0-9]){pattern}(?![A-Za-z0-9])", normalised, flags):
+    for regex, lookup, exact in _scan_regexes(tuple(table)):
+        for match in regex.finditer(normalised):
             if any(a < match.end() and match.start() < b for a, b in taken):
                 continue
+            found = re.sub(r"[\s_\-]+", " ", match.group(0))
+            entry = lookup.get(found if exact else found.lower())
+            if entry is None:
+                continue
             taken.append((match.start(), match.end()))
-            hits.append(ApiHit(category, text[match.start() : match.end()], target, match.start(), match.end()))
+            hits.append(ApiHit(entry[0], text[match.start() : match.end()], entry[1], match.start(), match.end()))
     hits.sort(key=lambda h: h.start)
     return hits
 
@@ -189,7 +217,7 @@ def find_apis(text: str) -> list[ApiHit]:
 
 
 @functools.cache
-def _protocol_table() -> list[tuple[str, str, str, bool]]:
+def _protocol_table() -> tuple[tuple[str, str, str, bool], ...]:
     out: list[tuple[str, str, str, bool]] = []
     data = _load("claim_protocol.yaml")
     for category in ("dataset", "metric"):
@@ -200,7 +228,7 @@ def _protocol_table() -> list[tuple[str, str, str, bool]]:
                 exact = sum(c.isalpha() for c in name) <= 5 and name.upper() == name
                 phrase = re.sub(r"[_\-]+", " ", name.strip()) if exact else _norm_phrase(name)
                 out.append((phrase, category, str(canonical), exact))
-    return sorted(set(out), key=lambda t: (-len(t[0]), t[0]))
+    return tuple(sorted(set(out), key=lambda t: (-len(t[0]), t[0])))
 
 
 def find_protocol_terms(text: str) -> list[ApiHit]:

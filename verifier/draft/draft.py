@@ -127,6 +127,10 @@ def _cell_value(cell: str) -> Any:
 
 def _known_name(header: str) -> str | None:
     """Only parameter names the lexicon or phrase table knows: a draft must not invent names."""
+    header = re.sub(r"\([^)]*\)|\bfor [a-z]\b|[#.:*]", " ", header).strip()
+    header = re.sub(r"^(?:the\s+)?(?:number|num|no|#)\s+of\s+", "", header, flags=re.IGNORECASE).strip()
+    if not header:
+        return None
     phrase = terms.find_phrase(header)
     ident = terms.identifier(header).lower()
     lex = terms.lexicon_index()
@@ -137,9 +141,60 @@ def _known_name(header: str) -> str | None:
     return None
 
 
+def column_values(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]:
+    """Tables whose header row names hyperparameters ("Case | Width | Learning Rate"): one value per column."""
+    if len(rows) < 2:
+        return []
+    header = rows[0]
+    named = [(i, h, _known_name(h)) for i, h in enumerate(header) if i > 0 and h]
+    named = [(i, h, n) for i, h, n in named if n]
+    if len(named) < 2:
+        return []
+    out = []
+    for i, head, name in named:
+        column = [_cell_value(r[i]) for r in rows[1:] if i < len(r)]
+        values = [v for v in column if v is not None]
+        if values:
+            others = sorted({json.dumps(v) for v in values[1:] if v != values[0]})
+            out.append((head, name, values[0], others))
+    return out
+
+
+def cell_values(rows: list[list[str]]) -> list[tuple[str, Any]]:
+    """"Prompt Number: [5, 10, 50]" written inside one cell."""
+    out = []
+    for row in rows:
+        for cell in row:
+            if re.search(r"[:=]", cell) and re.search(r"\d", cell) and len(cell) < 200:
+                out.extend(_sentence_values(re.sub(r":+", ":", cell)))
+    return out
+
+
+_VALUE_TOKEN = re.compile(r"\[[^\]]*\]|\d+(?:\.\d+)?\s*×\s*10\s*[−-]?\s*\d+|[−-]?\d+(?:\.\d+)?(?:[eE][−-]?\d+)?|[A-Za-z][\w.\-]*")
+
+
+def merged_cells(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]:
+    """PDF converters merge rows: "Initial dimension Downsampling layers Kernel size" | "128 4 3". When the
+    header cell names as many known parameters as the value cell holds values, pair them in order."""
+    out = []
+    regex, lookup = terms._phrase_regex()
+    for row in rows:
+        if len(row) < 2:
+            continue
+        found = [m.group(0) for m in regex.finditer(terms.normalise_phrase(row[0]))]
+        if len(found) < 2:
+            continue
+        names = [terms.lexicon_index().get(lookup[f].lower(), lookup[f]) for f in found]
+        tokens = [_cell_value(t) for t in _VALUE_TOKEN.findall(row[1].replace("−", "-"))]
+        values = [v for v in tokens if v is not None and not isinstance(v, bool)]
+        if len(values) == len(names) and len(tokens) == len(values):
+            out.extend((f, n, v, []) for f, n, v in zip(found, names, values))
+    return out
+
+
 def table_values(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]:
     """(header, name, value, other column values) for rows that name a hyperparameter."""
-    out = []
+    out = column_values(rows) + merged_cells(rows)
     for row in rows:
         if len(row) < 2:
             continue
@@ -150,10 +205,10 @@ def table_values(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]
         values = [v for v in (_cell_value(c) for c in row[1:]) if v is not None]
         strings = [c for c in row[1:] if c and _cell_value(c) is None and re.fullmatch(r"[A-Za-z][\w\- ]{1,30}", c)]
         if values:
-            others = [repr(v) for v in values[1:] if v != values[0]]
+            others = sorted({json.dumps(v) for v in values[1:] if v != values[0]})
             out.append((header, name, values[0], others))
         elif strings and name in ("optimizer", "lr_scheduler", "activation"):
-            out.append((header, name, strings[0], [s for s in strings[1:] if s != strings[0]]))
+            out.append((header, name, strings[0], sorted({json.dumps(s) for s in strings[1:] if s != strings[0]})))
     return out
 
 
@@ -235,8 +290,13 @@ def build(paper_text: str) -> Draft:
         body = "\n".join(sec.lines)
         for _, rows in tables(body):
             for header, name, value, others in table_values(rows):
-                note = [f"other columns of this row: {', '.join(others)}"] if others else []
-                d.add("numerical", f"{header.strip()} = {value}", sec.title, {"kind": "value", "name": name, "expect": value}, note)
+                d.add("numerical", f"{header.strip()} = {value}", sec.title, {"kind": "value", "name": name, "expect": value})
+                for other in others:  # per-setting values: one SAU each, for the reviewer to keep or scope with `in:`
+                    d.add("numerical", f"{header.strip()} = {other} (another setting)", sec.title,
+                          {"kind": "value", "name": name, "expect": json.loads(other)},
+                          ["another setting's value in the same table: scope it with `in:` or delete it"])
+            for name, value in cell_values(rows):
+                d.add("numerical", f"{name} = {value}", sec.title, {"kind": "value", "name": name, "expect": value})
         prose = re.sub(r"<table>.*?</table>", " ", body, flags=re.DOTALL | re.IGNORECASE)
         prose = _INLINE_MATH.sub(_inline_math, _DISPLAY_RE.sub(" ", prose))
         for m in _SENTENCE.finditer(prose):

@@ -61,7 +61,7 @@ def entry_key(path: str, role: str, language: str, content_sha: str) -> str:
 
 
 def _entry(directory: Path, key: str) -> Path:
-    return directory / f"facts-{EXTRACTOR_VERSION}" / key[:2] / f"{key}.pkl"
+    return directory / f"facts-{EXTRACTOR_VERSION}" / key[:2] / f"{key}.facts"
 
 
 def load(directory: Path, key: str) -> tuple[FileFacts, list[Note]] | None:

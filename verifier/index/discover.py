@@ -93,7 +93,7 @@ def escapes_repo(glob: str) -> bool:
 
 
 def _spec(globs: list[str]) -> pathspec.PathSpec | None:
-    return pathspec.PathSpec.from_lines("gitwildmatch", globs) if globs else None
+    return pathspec.GitIgnoreSpec.from_lines(globs) if globs else None
 
 
 def _literal_prefix(glob: str) -> str:

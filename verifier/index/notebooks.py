@@ -53,7 +53,13 @@ def _text(cell: dict) -> str:
 
 def virtual_source(raw: str) -> tuple[str, list[tuple[int, str]]]:
     """(virtual Python source, shell commands as (virtual line, command text)). Raises NotebookError."""
+    source, commands, _ = _virtual(raw)
+    return source, commands
+
+
+def _virtual(raw: str) -> tuple[str, list[tuple[int, str]], frozenset[int]]:
     out: list[str] = []
+    disabled: set[int] = set()  # virtual lines of code turned into comments (magics, shell)
     commands: list[tuple[int, str]] = []
     for number, cell in enumerate(_cells(raw), 1):
         kind = cell.get("cell_type", "code")
@@ -69,38 +75,42 @@ def virtual_source(raw: str) -> tuple[str, list[tuple[int, str]]]:
         out.append(f"# %% cell {number}")
         first = lines[0].strip() if lines else ""
         if first.startswith(_SHELL_CELL_MAGICS):
-            out.append("# " + lines[0])
-            start = len(out) + 1
-            commands.append((start, "\n".join(lines[1:])))
-            out.extend("# " + line for line in lines[1:])
+            commands.append((len(out) + 2, "\n".join(lines[1:])))
+            _disable(out, disabled, lines)
             continue
         if first.startswith(_OTHER_CELL_MAGICS):
-            out.extend("# " + line for line in lines)
+            _disable(out, disabled, lines)
             continue
         for line in lines:
             stripped = line.lstrip()
             if stripped.startswith("!"):
                 commands.append((len(out) + 1, stripped[1:]))
-                out.append("# " + line)
+                _disable(out, disabled, [line])
             elif stripped.startswith("%run "):
                 commands.append((len(out) + 1, "python " + stripped[5:]))
-                out.append("# " + line)
+                _disable(out, disabled, [line])
             elif stripped.startswith("%") or _ASSIGN_MAGIC.match(line):
-                out.append("# " + line)
+                _disable(out, disabled, [line])
             else:
                 out.append(line)
-    return "\n".join(out) + ("\n" if out else ""), commands
+    return "\n".join(out) + ("\n" if out else ""), commands, frozenset(disabled)
+
+
+def _disable(out: list[str], disabled: set[int], lines: list[str]) -> None:
+    for line in lines:
+        out.append("# " + line)
+        disabled.add(len(out))
 
 
 def extract(path: str, raw: str, facts: FileFacts) -> tuple[FileFacts, str]:
     """Facts of a notebook, and the virtual source they refer to."""
     try:
-        source, commands = virtual_source(raw)
+        source, commands, disabled = _virtual(raw)
     except NotebookError as exc:
         facts.parse_error = Note(path, str(exc))
         return facts, ""
     facts.lines = source.count("\n")
-    python_facts.extract(path, source, facts, is_package=False)
+    python_facts.extract(path, source, facts, is_package=False, not_comments=disabled)
     state = shell.new_state(path)
     for line, command in commands:
         state.line_offset = line - 1

@@ -28,6 +28,8 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 def split_lines(text: str) -> list[str]:
     """Lines as the Python tokenizer counts them (only \\n, \\r\\n, \\r end a line; form feeds do not)."""
+    if "\r" not in text:
+        return text.split("\n")
     return _LINE_BREAK.split(text)
 
 

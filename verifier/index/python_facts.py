@@ -86,8 +86,10 @@ def module_name(path: str) -> str:
     return ".".join(p.replace("-", "_") for p in parts)
 
 
-def extract(path: str, text: str, facts: FileFacts, is_package: bool | None = None) -> FileFacts:
-    """Fill ``facts`` (made by the caller with path, sha, language, role, lines) from Python ``text``."""
+def extract(path: str, text: str, facts: FileFacts, is_package: bool | None = None,
+            not_comments: frozenset[int] = frozenset()) -> FileFacts:
+    """Fill ``facts`` (made by the caller with path, sha, language, role, lines) from Python ``text``.
+    ``not_comments``: lines that look like comments but are not prose (notebook magics turned off)."""
     lines = split_lines(text)
     module = module_name(path)
     if is_package is None:
@@ -101,7 +103,7 @@ def extract(path: str, text: str, facts: FileFacts, is_package: bool | None = No
             walker.run(tree)
         except RecursionError:
             facts.parse_error = facts.parse_error or Note(path, "too deeply nested to index fully")
-    walker.scan_comments()
+    walker.scan_comments(not_comments)
     walker.finish(facts)
     return facts
 
@@ -195,7 +197,7 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 def _fields(t: type) -> tuple[str, ...]:
     f = _CHILD_FIELDS.get(t)
     if f is None:
-        f = tuple(n for n in t._fields if n not in ("ctx", "type_comment", "kind"))  # type: ignore[attr-defined]
+        f = tuple(n for n in t._fields if n not in ("ctx", "type_comment", "kind", "op", "ops"))  # type: ignore[attr-defined]
         _CHILD_FIELDS[t] = f
     return f
 
@@ -249,10 +251,7 @@ class _Walker:
                 self.module_defs.add(stmt.name)  # type: ignore[attr-defined]
             elif type(stmt) is ast.If and _is_main_test(stmt.test):  # type: ignore[attr-defined]
                 self.has_main = True
-        stack: list[tuple[ast.AST, _Scope]] = [(s, _MODULE) for s in reversed(body)]
-        reads = self.reads
-        Name, Attribute, Constant, Load = ast.Name, ast.Attribute, ast.Constant, ast.Load
-        handlers = {
+        self.handlers = {
             ast.FunctionDef: self.on_function,
             ast.AsyncFunctionDef: self.on_function,
             ast.ClassDef: self.on_class,
@@ -265,9 +264,18 @@ class _Walker:
             ast.ImportFrom: self.on_import_from,
             ast.Subscript: self.on_subscript,
         }
+        self.walk(body, _MODULE)
+
+    def walk(self, nodes: list, scope: _Scope) -> None:
+        """Visit ``nodes`` and everything below them in ``scope``; defs recurse with their own scope."""
+        stack = list(reversed(nodes))
+        reads = self.reads
+        handlers = self.handlers
+        Name, Attribute, Constant, Load = ast.Name, ast.Attribute, ast.Constant, ast.Load
         push = stack.append
+        pop = stack.pop
         while stack:
-            node, scope = stack.pop()
+            node = pop()
             t = type(node)
             if t is Name:
                 if type(node.ctx) is Load:  # type: ignore[attr-defined]
@@ -276,7 +284,7 @@ class _Walker:
             if t is Attribute:
                 if type(node.ctx) is Load:  # type: ignore[attr-defined]
                     reads.add(node.attr)  # type: ignore[attr-defined]
-                push((node.value, scope))  # type: ignore[attr-defined]
+                push(node.value)  # type: ignore[attr-defined]
                 continue
             if t is Constant:
                 continue
@@ -284,13 +292,13 @@ class _Walker:
             if handler is not None and handler(node, scope, push):
                 continue
             for f in _fields(t):
-                v = getattr(node, f, None)
+                v = getattr(node, f)
                 if type(v) is list:
                     for item in v:
-                        if item is not None and not isinstance(item, (str, int)):
-                            push((item, scope))
+                        if item is not None and type(item) is not str:
+                            push(item)
                 elif v is not None and isinstance(v, ast.AST):
-                    push((v, scope))
+                    push(v)
 
     # Handlers return True when they pushed the children themselves.
     def on_function(self, node: ast.FunctionDef, scope: _Scope, push) -> bool:
@@ -325,16 +333,14 @@ class _Walker:
                     self.pending_click.append((d, callee, qual))
         if node.body and stubs._is_docstring(node.body[0]):
             self.docstrings.append((node.body[0].value, qual))  # type: ignore[attr-defined]
-        inner = _Scope(qual, "function")
-        for child in reversed(node.body):
-            push((child, inner))
         for child in (*node.decorator_list, *a.defaults, *[d for d in a.kw_defaults if d is not None]):
-            push((child, scope))
+            push(child)
         for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
             if p is not None and p.annotation is not None:
-                push((p.annotation, scope))
+                push(p.annotation)
         if node.returns is not None:
-            push((node.returns, scope))
+            push(node.returns)
+        self.walk(node.body, _Scope(qual, "function"))
         return True
 
     def bind_default(self, param: ast.arg, default: ast.expr, qual: str) -> None:
@@ -367,11 +373,9 @@ class _Walker:
         )
         if node.body and stubs._is_docstring(node.body[0]):
             self.docstrings.append((node.body[0].value, qual))  # type: ignore[attr-defined]
-        inner = _Scope(qual, "class", fieldlike, protocol)
-        for child in reversed(node.body):
-            push((child, inner))
         for child in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
-            push((child, scope))
+            push(child)
+        self.walk(node.body, _Scope(qual, "class", fieldlike, protocol))
         return True
 
     def target_path(self, target: ast.AST, scope: _Scope) -> tuple[str, str] | None:
@@ -579,11 +583,11 @@ class _Walker:
         return ".".join(parts)
 
     # ----- comments and docstrings -----------------------------------------------------------------------
-    def scan_comments(self) -> None:
+    def scan_comments(self, skip: frozenset[int] = frozenset()) -> None:
         found = 0
         for i, line in enumerate(self.src.lines, 1):
             at = line.find("#")
-            if at < 0:
+            if at < 0 or i in skip:
                 continue
             if line.count('"', 0, at) % 2 or line.count("'", 0, at) % 2:
                 continue  # the '#' sits inside a string literal
@@ -656,9 +660,9 @@ class _Walker:
             if not (qualname.startswith("click.") or qualname.startswith("typer.") or callee.startswith("click.")):
                 continue
             self.bind_click(node, qual, _leaf(qualname))
-        key = _sort_key
-        facts.bindings = sorted(self.bindings, key=key)
-        facts.calls = sorted(calls, key=lambda c: (c.span.line, c.span.end_line, c.callee, c.args, c.kwargs))
+        # Stable sorts by line keep the (deterministic) walk order among records of the same line.
+        facts.bindings = sorted(self.bindings, key=_line_of)
+        facts.calls = sorted(calls, key=_line_of)
         facts.definitions = sorted(self.definitions, key=lambda d: (d.span.line, d.qualname))
         facts.imports = sorted(self.imports, key=lambda i: (i.span.line, i.module, i.name or "", i.alias))
         facts.reads = frozenset(self.reads)
@@ -687,8 +691,8 @@ class _Walker:
         )
 
 
-def _sort_key(b: Binding) -> tuple:
-    return (b.span.line, b.span.end_line, b.kind.value, b.path, b.name, b.expr)
+def _line_of(record: Binding | CallSite) -> int:
+    return record.span.line
 
 
 _AUG_OPS = {

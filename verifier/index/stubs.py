@@ -186,15 +186,15 @@ def _real_param_uses(fn: ast.AST, params: set[str]) -> bool:
     return False
 
 
+_SIMPLE_STMTS = (ast.Return, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Pass)
+
+
 def _ignores_inputs(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: set[str]) -> str | None:
-    returns = []
-    for node in _own_nodes(fn):
-        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
-            return None
-        if isinstance(node, ast.Return):
-            returns.append(node)
-    if not returns:
+    body = [s for s in fn.body if not _is_trivial(s)]
+    # Only straight-line bodies ending in a return qualify; branching bodies are treated as real work.
+    if not body or type(body[-1]) is not ast.Return or not all(isinstance(s, _SIMPLE_STMTS) for s in body):
         return None
+    returns = [s for s in body if type(s) is ast.Return]
     kinds = set()
     for ret in returns:
         value = ret.value
@@ -207,6 +207,8 @@ def _ignores_inputs(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: set[str]
         if kind is None:
             return None
         kinds.add(kind)
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in _own_nodes(fn)):
+        return None
     if _real_param_uses(fn, params):
         return None
     for kind in ("random-return", "zeros-return", "constant-return"):

@@ -208,6 +208,8 @@ class _Analyzer:
             return
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             value = stmt.value
+            if value is None:
+                return
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             self.exprs(value, env, view, qual, depth, stmt)
             self.assign(targets, value, env, fitted, view, top and not isinstance(stmt, ast.AugAssign), qual)
@@ -264,7 +266,12 @@ class _Analyzer:
         if isinstance(value, ast.Call) and leaf(dotted(value.func) or "") == "train_test_split":
             # Outputs alternate (train, test) per input array, whatever the input was.
             for i, name in enumerate(names):
-                env[name] = {("train" if i % 2 == 0 else "test"): Origin(view.path, value.lineno)}
+                said = name_kind(name)
+                if i % 2 == 0:
+                    kind = said if said == "train" else "train"
+                else:
+                    kind = said if said in ("val", "test") else "test"
+                env[name] = {kind: Origin(view.path, value.lineno)}
             self.check_split_input(value.args[:1], fitted, view, value, qual)
             return
         if isinstance(value, ast.Call) and leaf(dotted(value.func) or "") == "random_split":
@@ -272,6 +279,11 @@ class _Analyzer:
                 kind = name_kind(name)
                 env[name] = {kind: Origin(view.path, value.lineno)} if kind else {}
             self.check_split_input(value.args[:1], fitted, view, value, qual)
+            return
+        if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(targets[0].elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in targets[0].elts):
+            for target, item in zip(targets[0].elts, value.elts):  # a, b = f(x), g(y): element-wise
+                self.assign([target], item, env, fitted, view, strong, qual)
             return
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
             if any(name_kind(n) in ("train", "test", "val") for n in names):
@@ -322,6 +334,8 @@ class _Analyzer:
 
     # ----- calls: sinks, selection, interprocedural -----------------------------------------------------------
     def exprs(self, node, env, view, qual, depth, stmt) -> None:
+        if node is None:
+            return
         for sub in ast.walk(node):
             if isinstance(sub, ast.Call):
                 self.call(sub, env, view, qual, depth)

@@ -33,7 +33,9 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
                 origin = event.kinds[kind]
                 if event.kind != "norm-before-split":
                     ev.append(evidence(ctx, origin.file, origin.line, "source", note=f"{kind} data"))
-        what = "held-out data" if event_kind_label(first) else "test data"
+            if event.kind == "norm-before-split" and event.callee.isdigit():
+                ev.append(evidence(ctx, event.file, int(event.callee), "source", note="statistics fitted on all data"))
+        what = "validation data" if set(first.kinds) & held == {"val"} else "test data"
         return CheckResult.failed(KIND, Status.mismatch, f"{what} reaches training/selection: {first.detail} "
                                   f"({first.file}:{first.line})", sorted_evidence(ev), leaks=len(leaks))
     if result.bounded:
@@ -47,6 +49,3 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
     return CheckResult.passed(KIND, f"{len(sinks)} training sink(s) and {len(result.of('selection'))} selection point(s) "
                               f"see no {'/'.join(sorted(held))} data", sorted_evidence(ev))
 
-
-def event_kind_label(event) -> bool:
-    return "val" in event.kinds and "test" not in event.kinds

@@ -1,0 +1,163 @@
+"""How much of SA-Bench's free text the claim compiler types, how precisely, and what `draft` recovers.
+
+    python bench/claims.py [--data ../shared/sabench-dev] [--details]
+
+1. Coverage: the share of claims compiled fully / partly / not at all, per dimension, against the goals
+   (D1 >= 90% full, D2 >= 60%, D4 >= 50%, D3 >= 40%).
+2. Precision of extracted (parameter, value) pairs on the hand-checked sample in bench/data/claims_sample.yaml
+   (ids and expected pairs only; the claim text is read from the SA-Bench folder). Goal 98%.
+3. Draft recall: for each paper, the share of the values SA-Bench's D1 claims state (as the compiler reads
+   them) that `draft` finds in the paper's text, by value and by (name, value). Goal 70%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from verifier.compiler import compile_claim  # noqa: E402
+from verifier.draft import draft  # noqa: E402
+from verifier.spec.model import SAU  # noqa: E402
+
+GOALS = {"D1": 0.90, "D2": 0.60, "D3": 0.40, "D4": 0.50}
+DEFAULT_DATA = ROOT.parent / "shared" / "sabench-dev"
+
+
+def load_claims(data: Path) -> dict[str, list[dict[str, Any]]]:
+    return {p.name.removesuffix(".json"): json.loads(p.read_text())["claims"] for p in sorted(data.glob("*.json"))}
+
+
+def sau_of(claim: dict[str, Any]) -> SAU:
+    return SAU(id=claim["id"], dimension=claim["dimension"], claim=claim["claim"])
+
+
+def same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1.0)
+    return str(a).lower() == str(b).lower()
+
+
+def value_pairs(claim: dict[str, Any]) -> list[tuple[str, Any]]:
+    result = compile_claim(sau_of(claim))
+    return [(c.name, c.expect) for c in result.checks if c.kind == "value" and c.name]
+
+
+# ----- 1. coverage --------------------------------------------------------------------------------------------
+def coverage(claims: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, Counter], float]:
+    per_dim: dict[str, Counter] = {d: Counter() for d in GOALS}
+    started = time.perf_counter()
+    for paper in claims.values():
+        for claim in paper:
+            per_dim[claim["dimension"]][compile_claim(sau_of(claim)).coverage] += 1
+    return per_dim, time.perf_counter() - started
+
+
+def print_coverage(per_dim: dict[str, Counter], seconds: float) -> None:
+    print("1. Claims compiled, per dimension (share of claims)")
+    print(f"   {'dim':<4} {'claims':>6} {'full':>7} {'partial':>8} {'none':>7} {'goal(full)':>11}  met")
+    total = Counter()
+    for dim, counts in per_dim.items():
+        n = sum(counts.values())
+        total.update(counts)
+        full = counts["full"] / n if n else 0.0
+        print(
+            f"   {dim:<4} {n:>6} {full:>7.0%} {counts['partial'] / n if n else 0:>8.0%} "
+            f"{counts['none'] / n if n else 0:>7.0%} {GOALS[dim]:>11.0%}  {'yes' if full >= GOALS[dim] else 'no'}"
+        )
+    n = sum(total.values())
+    print(f"   {'all':<4} {n:>6} {total['full'] / n:>7.0%} {total['partial'] / n:>8.0%} {total['none'] / n:>7.0%}")
+    print(f"   compiled {n} claims in {seconds * 1000:.0f} ms")
+
+
+# ----- 2. precision -------------------------------------------------------------------------------------------
+def precision(claims: dict[str, list[dict[str, Any]]], sample_path: Path, details: bool) -> tuple[int, int, int, int]:
+    by_id = {c["id"]: c for paper in claims.values() for c in paper}
+    sample = yaml.safe_load(sample_path.read_text())["claims"]
+    extracted_total = correct = expected_total = found = 0
+    for entry in sample:
+        claim = by_id.get(entry["id"])
+        if claim is None:
+            print(f"   ! {entry['id']}: not in the data folder")
+            continue
+        expected = [(name, value) for name, value in entry["expected"]]
+        pairs = value_pairs(claim)
+        unmatched = list(expected)
+        wrong = []
+        for name, value in pairs:
+            hit = next((e for e in unmatched if e[0] == name and same_value(e[1], value)), None)
+            if hit is not None:
+                unmatched.remove(hit)
+                correct += 1
+            else:
+                wrong.append((name, value))
+        extracted_total += len(pairs)
+        expected_total += len(expected)
+        found += len(expected) - len(unmatched)
+        if details and (wrong or unmatched):
+            print(f"   {entry['id']}: wrong {wrong}  missed {unmatched}")
+    return correct, extracted_total, found, expected_total
+
+
+# ----- 3. draft -----------------------------------------------------------------------------------------------
+def draft_recall(data: Path, claims: dict[str, list[dict[str, Any]]]) -> list[tuple[str, int, int, int, int]]:
+    rows = []
+    for paper, paper_claims in claims.items():
+        text_path = data / f"{paper}.paper.md"
+        if not text_path.is_file():
+            continue
+        spec = yaml.safe_load(draft(text_path.read_text(encoding="utf-8"), text_path.name))
+        drafted = [(s["check"].get("name"), s["check"].get("expect")) for s in spec["saus"] if s["check"]["kind"] == "value"]
+        wanted = [pair for c in paper_claims if c["dimension"] == "D1" for pair in value_pairs(c)]
+        by_value = sum(1 for _, v in wanted if any(same_value(v, d) for _, d in drafted))
+        by_pair = sum(1 for n, v in wanted if any(n == dn and same_value(v, d) for dn, d in drafted))
+        rows.append((paper, len(wanted), by_value, by_pair, len(drafted)))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--sample", type=Path, default=ROOT / "bench" / "data" / "claims_sample.yaml")
+    parser.add_argument("--details", action="store_true", help="List every wrong or missed pair of the sample.")
+    args = parser.parse_args()
+    if not args.data.is_dir():
+        print(f"no SA-Bench data at {args.data}", file=sys.stderr)
+        return 2
+    claims = load_claims(args.data)
+
+    per_dim, seconds = coverage(claims)
+    print_coverage(per_dim, seconds)
+
+    print("\n2. Precision of extracted (parameter, value) pairs, hand-checked sample")
+    correct, extracted, found, expected = precision(claims, args.sample, args.details)
+    print(f"   claims {len(yaml.safe_load(args.sample.read_text())['claims'])}, expected pairs {expected}, extracted pairs {extracted}")
+    print(f"   precision {correct}/{extracted} = {correct / max(extracted, 1):.1%} (goal 98%)")
+    print(f"   recall    {found}/{expected} = {found / max(expected, 1):.1%}")
+
+    print("\n3. Draft: SA-Bench D1 values found in the paper's draft spec")
+    print(f"   {'paper':<36} {'D1 values':>9} {'by value':>9} {'by pair':>8} {'drafted':>8}")
+    total = [0, 0, 0]
+    for paper, wanted, by_value, by_pair, drafted in draft_recall(args.data, claims):
+        total = [total[0] + wanted, total[1] + by_value, total[2] + by_pair]
+        share = by_value / wanted if wanted else 0.0
+        print(f"   {paper:<36} {wanted:>9} {share:>9.0%} {by_pair / wanted if wanted else 0:>8.0%} {drafted:>8}")
+    print(f"   {'all':<36} {total[0]:>9} {total[1] / max(total[0], 1):>9.0%} {total[2] / max(total[0], 1):>8.0%}   (goal 70%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""Protocol rules: per-rule confusion matrix and the cost of a whole protocol pass.
+
+    python bench/protocol.py [--codebase PATH] [--repeat 3]
+
+1. Confusion matrix per rule (true/false positives and negatives), on the rules' own valid/invalid examples
+   (rules/protocol/*.yaml) and on the protocol fixtures (fixtures/protocol-*: faithful repo = expected pass,
+   a drifted variant whose expected verdict for that SAU is not pass = a positive). Goal: precision and
+   recall 1.0 for every rule.
+2. Time of the whole protocol pass (all ten rules, one shared context) on a large codebase, against the
+   `ast.parse` floor of the same Python files. Goal: within 1x the floor. The index is built first and not
+   timed (every check kind shares it); parsing a file the rules need is part of the pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from harness import expected_for, fixture_cases, materialize  # noqa: E402
+
+from verifier.analysis.protocol import implementation, load_rule, rule_names, with_defaults  # noqa: E402
+from verifier.analysis.protocol.examples import run_example  # noqa: E402
+from verifier.checks.base import Context  # noqa: E402
+from verifier.engine import run_repo  # noqa: E402
+from verifier.index.build import build_index  # noqa: E402
+from verifier.spec.model import Spec  # noqa: E402
+
+PASS_PARAMS = {
+    "split-ratio": {"expect": {"train": 0.8, "val": 0.1, "test": 0.1}},
+    "no-test-leakage": {},
+    "eval-mode": {},
+    "seeded": {},
+    "seeds": {"expect": 5},
+    "dataset": {"expect": "CIFAR-10"},
+    "metric": {"expect": "FID"},
+    "baseline": {"name": "LoRA"},
+    "select-on-validation": {},
+    "frozen": {"name": "ref_model"},
+}
+
+
+def confusion() -> dict[str, dict[str, int]]:
+    table: dict[str, dict[str, int]] = defaultdict(lambda: {"tp": 0, "fp": 0, "fn": 0, "tn": 0})
+    for rule in rule_names():
+        for kind in ("valid", "invalid"):
+            for example in load_rule(rule)["examples"][kind]:
+                result, _ = run_example(rule, example)
+                flagged = result.status.value != "pass"
+                cell = ("tp" if flagged else "fn") if kind == "invalid" else ("fp" if flagged else "tn")
+                table[rule][cell] += 1
+    with tempfile.TemporaryDirectory() as tmp:
+        for fixture, variant in fixture_cases():
+            if not fixture.startswith("protocol-"):
+                continue
+            repo = materialize(fixture, variant, Path(tmp) / (variant or "faithful"))
+            report = run_repo(repo, use_cache=False)
+            expected = expected_for(fixture, variant)
+            faithful = expected_for(fixture, None)
+            for verdict in report.verdicts:
+                rules = [c.details.get("rule") for c in verdict.checks if c.kind == "protocol"]
+                if not rules or rules[0] is None:
+                    continue
+                if variant is not None and expected[verdict.id] == faithful[verdict.id]:
+                    continue  # this SAU is not what the drift targets
+                should_flag = expected[verdict.id]["status"] != "pass"
+                flagged = verdict.status.value != "pass"
+                correct_status = verdict.status.value == expected[verdict.id]["status"]
+                if should_flag:
+                    cell = "tp" if flagged and correct_status else "fn"
+                else:
+                    cell = "fp" if flagged else "tn"
+                table[rules[0]][cell] += 1
+    return dict(table)
+
+
+def timing(codebase: Path, repeat: int) -> tuple[float, float, int, int]:
+    index = build_index(codebase, use_cache=False)
+    paths = index.python_files()
+    texts = [index.source(p) for p in paths]
+    floor = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for text in texts:
+            try:
+                ast.parse(text)
+            except SyntaxError:
+                pass
+        floor = min(floor, time.perf_counter() - start)
+    best = float("inf")
+    for _ in range(repeat):
+        fresh = build_index(codebase, use_cache=True)  # cached facts; trees and sources start cold
+        ctx = Context(fresh, Spec())
+        start = time.perf_counter()
+        for rule in rule_names():
+            implementation(rule)(with_defaults(rule, PASS_PARAMS[rule]), ctx, None, load_rule(rule))
+        best = min(best, time.perf_counter() - start)
+    lines = sum(t.count("\n") for t in texts)
+    return best, floor, len(paths), lines
+
+
+def default_codebase() -> Path:
+    try:
+        import sympy
+
+        return Path(sympy.__file__).resolve().parent
+    except ImportError:
+        return ROOT / "verifier"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--codebase", type=Path, default=None, help="a large Python tree (default: the installed sympy)")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    table = confusion()
+    print(f"{'rule':<22} {'tp':>4} {'fp':>4} {'fn':>4} {'tn':>4} {'precision':>10} {'recall':>8}")
+    worst = 1.0
+    for rule in sorted(table):
+        c = table[rule]
+        precision = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else 1.0
+        recall = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else 1.0
+        worst = min(worst, precision, recall)
+        print(f"{rule:<22} {c['tp']:>4} {c['fp']:>4} {c['fn']:>4} {c['tn']:>4} {precision:>10.2f} {recall:>8.2f}")
+
+    codebase = args.codebase or default_codebase()
+    elapsed, floor, files, lines = timing(codebase, args.repeat)
+    ratio = elapsed / floor if floor else float("inf")
+    print(f"\nprotocol pass on {codebase} ({files} files, {lines} lines): {elapsed:.2f}s; "
+          f"ast.parse floor {floor:.2f}s; ratio {ratio:.2f}x (goal <= 1.0x)")
+    ok = worst == 1.0 and ratio <= 1.0
+    print("OK" if ok else "GOAL MISSED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
