@@ -55,8 +55,9 @@ def index_from_dir(root: Path) -> RepoIndex:
 
 def order_verdicts(repo: Path):
     """Run every order SAU of ``repo/sau.yaml``; a report-like object for harness.mismatches()."""
-    import yaml
     from types import SimpleNamespace
+
+    import yaml
 
     from verifier.checks.order import check_order
 

@@ -161,7 +161,14 @@ def test_judge_may_propose_more_claims_marked_as_such():
     assert "BEGIN-PAPER" in sent and "END-PAPER" in sent
 
 
-@pytest.mark.parametrize("paper", sorted((Path(__file__).resolve().parents[2] / "shared" / "sabench-dev").glob("*.paper.md")))
-def test_real_papers_draft_into_valid_specs(paper):
+SABENCH = Path(__file__).resolve().parents[2] / "shared" / "sabench-dev"
+
+
+@pytest.mark.parametrize("name", ["lora-sb", "neural-operator-flow-matching-pde"])
+def test_real_papers_draft_into_valid_specs(name):
+    paper = SABENCH / f"{name}.paper.md"
+    if not paper.is_file():
+        pytest.skip("SA-Bench dev split not present")
     spec = yaml.safe_load(draft(paper.read_text(), paper.name))
     Spec.model_validate(spec)
+    assert any(s["check"]["kind"] == "value" for s in spec["saus"])

@@ -121,3 +121,18 @@ def test_bad_notebook_is_noted(tmp_path):
     assert "not valid JSON" in index.files["a.ipynb"].parse_error.reason
     assert index.files["b.ipynb"].parse_error is not None
     assert index.source("a.ipynb") == ""
+
+
+def test_resolve_target():
+    from verifier.index.build import resolve_target
+
+    paths = {"train.py", "src/pkg/train.py", "tools/eval.py", "nb/helper.py"}
+    by_suffix = {"train.py": ["src/pkg/train.py", "train.py"], "eval.py": ["tools/eval.py"],
+                 "helper.py": ["nb/helper.py"]}
+    assert resolve_target("python", "./train.py", "scripts/run.sh", paths, by_suffix) == "train.py"
+    assert resolve_target("python", "../nb/helper.py", "nb/a.ipynb", paths, by_suffix) == "nb/helper.py"
+    assert resolve_target("python", "helper.py", "nb/a.ipynb", paths, by_suffix) == "nb/helper.py"
+    assert resolve_target("python", "eval.py", "run.sh", paths, by_suffix) == "tools/eval.py"  # unique leaf
+    assert resolve_target("python -m", "pkg.train", "run.sh", paths, by_suffix) == "src/pkg/train.py"
+    assert resolve_target("python", "missing.py", "run.sh", paths, by_suffix) == "missing.py"
+    assert resolve_target("python", "$SCRIPT", "run.sh", paths, by_suffix) == "$SCRIPT"

@@ -10,6 +10,7 @@ from judge_server import INJECTION, JudgeServer, claim_ids, data_block
 
 from verifier.engine import run_repo
 from verifier.judge.config import JudgeConfig
+from verifier.reports import render
 from verifier.results import Status
 
 TRAIN = '''\
@@ -110,6 +111,7 @@ def test_lock_file_round_trip_and_cache_only_ci_mode(tmp_path):
     assert {e["claim_id"] for e in entries.values()} == {"toy-D2-001", "toy-D2-002"}
     assert first.extras["judge"]["calls"] == calls == 1
     assert first.extras["judge"]["prompt_tokens"] == 100
+    assert "Judge test-model: 2 judged, 0 from sau.lock.json, 0 errors" in render(first, "text")
 
     # CI: no server at all; every verdict comes from the lock, the report is byte-identical.
     dead = judge_config("http://127.0.0.1:9/v1", cache_only=True)

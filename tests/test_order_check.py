@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from order_support import make_index, run_order
+
 from verifier.analysis.callgraph import CallGraph, FnKey
 from verifier.analysis.imports import ModuleMap
 from verifier.analysis.steps import Step, role_of
@@ -403,8 +403,8 @@ def test_partly_parsed_function_is_unverified():
 
 
 def test_single_step_is_a_spec_error():
-    from verifier.checks.order import check_order
     from verifier.checks import Context
+    from verifier.checks.order import check_order
     from verifier.spec.model import OrderCheck, Spec
 
     check = OrderCheck.model_construct(kind="order", steps=["a", " "], relation="before", scope=None)
@@ -416,3 +416,27 @@ def test_results_are_deterministic():
     first = run_order(AMP, STEPS4, "per-iteration")
     second = run_order(AMP, STEPS4, "per-iteration")
     assert first == second
+
+
+def test_an_optional_extra_call_before_is_not_a_reordering():
+    src = """
+    def run(args, m):
+        if args.eval_on_start:
+            evaluate(m)
+        for epoch in range(3):
+            train(m)
+        evaluate(m)
+
+    def train(m):
+        return m
+
+    def evaluate(m):
+        return m
+    """
+    r = run_order({"t.py": src}, ["train", "evaluate"], "before", scope="run")
+    assert (r.status, r.score) == (Status.pass_, 1.0)
+    assert "condition" in r.details["edges"][0]["reason"]
+    moved = src.replace("if args.eval_on_start:\n            evaluate(m)", "evaluate(m)")
+    assert moved != src
+    r = run_order({"t.py": moved}, ["train", "evaluate"], "before", scope="run")
+    assert (r.status, r.score) == (Status.mismatch, 0.0)

@@ -45,7 +45,7 @@ def test_leak_through_two_repo_calls_is_found_with_source_and_sink():
 
 def test_leak_analysis_reports_unverified_past_its_depth_bound():
     chain = "".join(f"def f{i}(x):\n    return f{i + 1}(x)\n" for i in range(9))
-    src = chain + "def f9(x):\n    return x\n" + "def main(X_test):\n    f0(X_test)\n"
+    src = "import sklearn\n" + chain + "def f9(x):\n    return model.fit(x)\n" + "def main(X_test):\n    f0(X_test)\n"
     ctx = context_for({"train.py": src})
     assert "depth" in flow(ctx).bounded
     result = implementation("no-test-leakage")({}, ctx, None, load_rule("no-test-leakage"))

@@ -2,13 +2,13 @@
 
 import json
 
+from values_helpers import bind, call, definition, launch, make_index
+
 from verifier.checks.base import Context
 from verifier.checks.value import check_value
 from verifier.index.facts import FileRole
 from verifier.results import Status
 from verifier.spec.model import Spec, ValueCheck
-
-from values_helpers import bind, call, definition, launch, make_index
 
 
 def run(index, aliases=None, **check):
@@ -171,3 +171,19 @@ def test_results_are_deterministic():
         bind("config", "lr", "0.1", "b.yaml:3", path="lr"),
     ]), name="lr", expect=0.15)
     assert first == second
+
+
+def test_call_arg_reports_the_launch_override():
+    index = make_index(
+        [bind("argparse", "lr", "3e-4", "train.py:31", path="args.lr", scope="parse", dest="lr")],
+        calls=[call("optim.Adam", "train.py:60", ("params",), {"lr": "args.lr"}, qualname="torch.optim.Adam",
+                    scope="main")],
+        launches=[launch("train.py", "scripts/train.sh:4", {"lr": "1e-4"})],
+    )
+    result = run(index, call="torch.optim.Adam", arg="lr", expect=3e-4)
+    assert (result.status, result.score) == (Status.partial, 0.75)
+    assert result.message.startswith(
+        "optim.Adam at train.py:60 gets lr = 1e-4 (scripts/train.sh:4 --lr 1e-4 overrides train.py:31 default=3e-4)"
+    )
+    assert where(result, "call") == ["train.py:60"]
+    assert where(result, "effective") == ["scripts/train.sh:4"] and where(result, "overridden") == ["train.py:31"]

@@ -1,9 +1,9 @@
 """ValueResolver on hand-built indexes: precedence, reference following, exclusions, calls and defaults."""
 
+from values_helpers import bind, call, definition, launch, make_index
+
 from verifier.analysis.values import Lexicon, ValueResolver
 from verifier.index.facts import FileRole
-
-from values_helpers import bind, call, definition, launch, make_index
 
 
 def top(res):
@@ -163,9 +163,10 @@ def test_binding_inside_a_stub_function_is_a_stub():
 
 
 def test_weak_synonyms_only_when_no_strong_name_binds():
-    index = make_index([bind("assign", "alpha", "16", "lora.py:2"), bind("assign", "lora_alpha", "32", "lora.py:3")])
+    index = make_index([bind("field", "alpha", "16", "lora.py:2", scope="Cfg", owner="Cfg"), bind("assign", "lora_alpha", "32", "lora.py:3")])
     assert top(ValueResolver(index).resolve(["lora_alpha"])) == [(32, "lora.py:3")]
-    index = make_index([bind("assign", "alpha", "16", "lora.py:2")])
+    index = make_index([bind("field", "alpha", "16", "lora.py:2", scope="Cfg", owner="Cfg")])
+    assert not ValueResolver(make_index([bind("assign", "alpha", "16", "lora.py:2")])).resolve(["lora_alpha"]).top
     assert top(ValueResolver(index).resolve(["lora_alpha"])) == [(16, "lora.py:2")]
 
 
@@ -273,8 +274,8 @@ def test_dense_reference_graph_stays_bounded():
     assert time.perf_counter() - start < 20
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 _NAMES = ["lr", "args.lr", "self.lr", "cfg.optim.lr", "hidden", "n", "batch_size"]
 _EXPRS = st.one_of(
@@ -300,3 +301,16 @@ def test_any_index_resolves_without_crashing(rows):
         resolver.resolve(query)
     for arg in ("lr", "eps", "betas", 1, 7):
         resolver.resolve_call_arg("torch.optim.Adam", arg)
+
+
+def test_generic_names_count_as_keywords_of_the_lexicon_apis():
+    lora = call("LoraConfig", "train.py:20", (), {"r": "16", "lora_alpha": "32"}, qualname="peft.LoraConfig")
+    index = make_index(
+        [bind("kwarg", "r", "16", "train.py:20", path="peft.LoraConfig.r", owner="peft.LoraConfig"),
+         bind("kwarg", "r", "0.5", "color.py:3", path="colorsys.hls.r", owner="colorsys.hls")],
+        calls=[lora],
+    )
+    assert top(ValueResolver(index).resolve(["lora_rank"])) == [(16, "train.py:20")]
+    bare = make_index(calls=[call("LoraConfig", "train.py:20", (), {"lora_alpha": "32"}, qualname="peft.LoraConfig")])
+    res = ValueResolver(bare).resolve(["lora_rank"])
+    assert res.library_default is not None and res.library_default.value == 8

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from verifier import rules
 from verifier.analysis.fold import parse_number_text
@@ -36,7 +37,7 @@ class Substitutes:
     substitutes: tuple[frozenset[str], ...]
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any] | None) -> "Substitutes":
+    def from_data(cls, data: Mapping[str, Any] | None) -> Substitutes:
         data = data or {}
 
         def groups(key: str) -> tuple[frozenset[str], ...]:

@@ -22,10 +22,7 @@ from verifier.index.repo import RepoIndex
 MODULE = "<module>"
 # Method names every framework object has: never resolved by name alone.
 COMMON_METHODS = frozenset(
-    "step update backward zero_grad forward train eval to cuda cpu save load state_dict load_state_dict "
-    "parameters named_parameters apply item run call get set add append extend pop close open read write "
-    "reset sample log info debug warning error format copy clone detach numpy mean sum init build compile "
-    "fit predict evaluate transform items keys values start stop join put send flush".split()
+    ["step", "update", "backward", "zero_grad", "forward", "train", "eval", "to", "cuda", "cpu", "save", "load", "state_dict", "load_state_dict", "parameters", "named_parameters", "apply", "item", "run", "call", "get", "set", "add", "append", "extend", "pop", "close", "open", "read", "write", "reset", "sample", "log", "info", "debug", "warning", "error", "format", "copy", "clone", "detach", "numpy", "mean", "sum", "init", "build", "compile", "fit", "predict", "evaluate", "transform", "items", "keys", "values", "start", "stop", "join", "put", "send", "flush"]
 )
 
 
@@ -138,9 +135,8 @@ class Resolver:
         parts = name.split(".")
         leaf = parts[-1]
         imported = self.modules.import_named(path, parts[0])
-        if imported is not None and not imported.relative_level:
-            if imported.module.split(".")[0] not in self.repo_heads:
-                return None  # torch.*, np.*, optax.*: not repo code
+        if imported is not None and not imported.relative_level and imported.module.split(".")[0] not in self.repo_heads:
+            return None  # torch.*, np.*, optax.*: not repo code
         if parts[0] in ("self", "cls") and len(parts) == 2:
             cls = self.class_of(path, scope)
             return self.method(cls, leaf) if cls else None
@@ -169,9 +165,8 @@ class Resolver:
             if target.kind == "class":
                 return self.method(target, "__init__")
             return target
-        if len(parts) >= 2 and self.modules.import_named(path, parts[0]) is None:
-            if parts[0] not in ("self", "cls") or len(parts) > 2:
-                return self.unique_methods.get(leaf)
+        if len(parts) >= 2 and imported is None and (parts[0] not in ("self", "cls") or len(parts) > 2):
+            return self.unique_methods.get(leaf)
         return None
 
     def _closure(self, path: str, scope: str, name: str, local_types: dict[str, str] | None) -> Definition | None:

@@ -235,6 +235,7 @@ class Translator:
         self._leaf_names: dict[str, int] = {}
         self._leaf_sites: dict[tuple[str, int], sp.Symbol] = {}
         self._statements = 0
+        self._forks = 0  # branches split so far in this function (bounds the number of paths)
 
     # ----- public ---------------------------------------------------------------------------------
     def all_functions(self) -> list[FunctionModel]:
@@ -245,8 +246,9 @@ class Translator:
 
     def function(self, node: ast.FunctionDef, qualname: str, cls: str | None) -> FunctionModel:
         model = FunctionModel(self.file, qualname, node.lineno, getattr(node, "end_lineno", node.lineno))
-        saved = (self._model, self._class, self._leaf_names, self._leaf_sites, self._statements)
+        saved = (self._model, self._class, self._leaf_names, self._leaf_sites, self._statements, self._forks)
         self._model, self._class, self._leaf_names, self._leaf_sites, self._statements = model, cls, {}, {}, 0
+        self._forks = 0
         try:
             env = self._param_env(node)
             paths = self._block(node.body, [_Path(env)])
@@ -254,7 +256,7 @@ class Translator:
         except RecursionError:
             model.notes.append("nesting too deep: translation stopped")
         finally:
-            self._model, self._class, self._leaf_names, self._leaf_sites, self._statements = saved
+            self._model, self._class, self._leaf_names, self._leaf_sites, self._statements, self._forks = saved
         return model
 
     # ----- environment ----------------------------------------------------------------------------
@@ -390,10 +392,11 @@ class Translator:
         if decided is not None:
             return self._block(stmt.body if decided else stmt.orelse, [path])
         label = _short(ast.unparse(stmt.test))
-        if n_paths >= MAX_PATHS:
+        if self._forks >= MAX_PATHS - 1:
             if self._model is not None:
                 self._model.notes.append(f"line {stmt.lineno}: path limit reached, took `{label}`")
             return self._block(stmt.body, [path])
+        self._forks += 1
         yes = self._block(stmt.body, [path.fork(label)])
         no = self._block(stmt.orelse, [path.fork(f"not ({label})")])
         return yes + no
@@ -754,15 +757,15 @@ class Translator:
         for a in node.args.kwonlyargs:
             env[a.arg] = kwargs.get(a.arg, sym(a.arg))
         owner._depth = self._depth + 1
-        saved = (owner._model, owner._class, owner._statements)
-        owner._model, owner._statements = None, 0
+        saved = (owner._model, owner._class, owner._statements, owner._forks)
+        owner._model, owner._statements, owner._forks = None, 0, MAX_PATHS  # a helper is not split
         owner._class = cls if owner is self else owner._class
         try:
             paths = owner._block(node.body, [_Path(env)])
         except RecursionError:
             return None
         finally:
-            owner._model, owner._class, owner._statements = saved
+            owner._model, owner._class, owner._statements, owner._forks = saved
             owner._depth = 0 if owner is not self else self._depth
         for p in paths:
             value = p.env.get("<return>")

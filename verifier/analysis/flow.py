@@ -9,12 +9,18 @@ at its call site and inside the caller's loops. Inlining stops at recursion, at 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import networkx as nx
 
-from verifier.analysis.callgraph import CallGraph, FnKey, function_nodes, local_types, unalias
+from verifier.analysis.callgraph import (
+    CallGraph,
+    FnKey,
+    function_nodes,
+    local_types,
+    unalias,
+)
 from verifier.analysis.cfg import CFG, CallRef, build_cfg
 from verifier.index.facts import Definition
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 MAX_SOURCE = 2000  # characters of expression text we are willing to parse
 MAX_DEPTH = 60  # nesting of the expression tree

@@ -133,15 +133,15 @@ def parse_sympy(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formu
                 inner = "_".join(_clean(t[1]) for t in tokens[i + 2 : close] if _clean(t[1]))
                 name = f"{value}__{inner}" if inner else value
                 local[name] = sym(name)
-                pieces.append(name)
+                pieces.append((name, pos))
                 i = close + 1
                 continue
             else:
                 local[value] = sym(value)
-            pieces.append(value)
+            pieces.append((value, pos))
         elif kind == tokenize.OP and value in (".", ";", ":", "@", "[", "]", "{", "}", "!", "="):
             if value in ("[", "]"):
-                pieces.append("(" if value == "[" else ")")
+                pieces.append(("(" if value == "[" else ")", pos))
             elif value == "=" or (value == "." and not pieces):
                 raise FormulaSyntaxError(f"unexpected `{value}`", pos)
             else:
@@ -149,14 +149,73 @@ def parse_sympy(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formu
         elif kind == tokenize.ERRORTOKEN and value.strip():
             raise FormulaSyntaxError(f"unexpected character `{value}`", pos)
         else:
-            pieces.append(value)
+            pieces.append((value, pos))
         i += 1
-    body = " ".join(pieces)
-    if "|" in body:
-        body = _abs_bars(body, offset)
+    if not pieces:
+        raise FormulaSyntaxError("empty formula", offset)
+    if pieces[-1][0] in ("+", "-", "*", "/", "**", "^"):
+        raise FormulaSyntaxError(f"formula ends with `{pieces[-1][0]}`", offset + len(rhs.rstrip()))
     local.setdefault("oo", sp.oo)
+    terms = []
+    for sign, term in _top_level_terms(pieces):
+        if not term:
+            raise FormulaSyntaxError("missing operand", offset)
+        body = " ".join(t for t, _ in term)
+        if "|" in body:
+            body = _abs_bars(body, term[0][1])
+        value = _parse_piece(body, local, term)
+        if not isinstance(value, sp.Expr):
+            what = "a comparison" if isinstance(value, sp.core.relational.Relational) else type(value).__name__
+            raise FormulaSyntaxError(f"{what} is not a formula", term[0][1])
+        terms.append(value if sign == 1 else -value)
+    expr = sp.Add(*terms) if len(terms) > 1 else terms[0]
+    return _checked(expr, lhs, frozenset(), original)
+
+
+def _evaluated(expr):
+    """Evaluate an unevaluated parse bottom-up: each n-ary Add/Mul is built once (linear, not quadratic)."""
+    if not isinstance(expr, sp.Basic) or expr.is_Atom:
+        return expr
+    stack = [(expr, False)]
+    done: dict = {}
+    while stack:
+        node, visited = stack.pop()
+        if node in done:
+            continue
+        if node.is_Atom or not node.args:
+            done[node] = node
+        elif visited:
+            done[node] = node.func(*[done[a] for a in node.args])
+        else:
+            stack.append((node, True))
+            stack.extend((a, False) for a in node.args if a not in done)
+    return done[expr]
+
+
+def _top_level_terms(pieces: list[tuple[str, int]]) -> list[tuple[int, list[tuple[str, int]]]]:
+    """Split at top-level binary + and -, so a long sum is added once (linear) and never nests deeply."""
+    out: list[tuple[int, list[str]]] = []
+    depth, sign, current = 0, 1, []
+    for piece in pieces:
+        tok = piece[0]
+        if tok in ("(", "[", "{"):
+            depth += 1
+        elif tok in (")", "]", "}"):
+            depth -= 1
+        binary = bool(current) and current[-1][0] not in ("+", "-", "*", "/", "**", "^", "(", ",")
+        if depth == 0 and tok in ("+", "-") and binary:
+            out.append((sign, current))
+            sign, current = (1 if tok == "+" else -1), []
+            continue
+        current.append(piece)
+    out.append((sign, current))
+    return out
+
+
+def _parse_piece(body: str, local: dict, term: list[tuple[str, int]]) -> sp.Expr:
+    offset = term[0][1]
     try:
-        expr = parse_expr(
+        return parse_expr(
             body,
             local_dict=local,
             global_dict={"Integer": sp.Integer, "Float": sp.Float, "Rational": sp.Rational},
@@ -166,10 +225,20 @@ def parse_sympy(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formu
     except FormulaSyntaxError:
         raise
     except SyntaxError as exc:
-        raise FormulaSyntaxError(f"does not parse: {exc.msg}", offset + max((exc.offset or 1) - 1, 0)) from None
+        raise FormulaSyntaxError(f"does not parse: {exc.msg}", _source_position(term, (exc.offset or 1) - 1)) from None
     except (TypeError, ValueError, NameError, AttributeError, ZeroDivisionError, RecursionError) as exc:
         raise FormulaSyntaxError(f"does not parse: {type(exc).__name__}: {str(exc)[:80]}", offset) from None
-    return _checked(expr, lhs, frozenset(), original)
+
+
+def _source_position(term: list[tuple[str, int]], char: int) -> int:
+    """Map a character offset in the space-joined term back to the formula text."""
+    at = 0
+    for text, pos in term:
+        if char < at + len(text) + 1:
+            return pos + max(char - at, 0) if char >= at else pos
+        at += len(text) + 1
+    last_text, last_pos = term[-1]
+    return last_pos + len(last_text)
 
 
 def _abs_bars(body: str, offset: int) -> str:
@@ -375,39 +444,40 @@ class _LatexParser:
         return expr
 
     def sum(self) -> sp.Expr:
+        # terms are collected and added once: a long sum stays linear, not quadratic
         if self.at("+"):
             self.next()
         if self.at("-"):
             self.next()
-            out = -self.product()
+            terms = [-self.product()]
         else:
-            out = self.product()
+            terms = [self.product()]
         while True:
             if self.at("+"):
                 self.next()
-                out = out + self.product()
+                terms.append(self.product())
             elif self.at("-"):
                 self.next()
-                out = out - self.product()
+                terms.append(-self.product())
             elif self.at("pm", "cmd"):
                 raise self.error(self.peek(), "cannot decide")
             else:
-                return out
+                return sp.Add(*terms)
 
     def product(self) -> sp.Expr:
-        out = self.unary()
+        factors = [self.unary()]
         while True:
             tok = self.peek()
             if (tok.kind == "char" and tok.text in "*") or (tok.kind == "cmd" and tok.text in ("cdot", "times", "ast")):
                 self.next()
-                out = out * self.unary()
+                factors.append(self.unary())
             elif tok.kind == "char" and tok.text == "/":
                 self.next()
-                out = out / self.unary()
+                factors = [sp.Mul(*factors) / self.unary()]
             elif self._starts_atom(tok):
-                out = out * self.unary()
+                factors.append(self.unary())
             else:
-                return out
+                return sp.Mul(*factors)
 
     def unary(self) -> sp.Expr:
         if self.at("-"):

@@ -55,8 +55,7 @@ def phase_matches(step: str, name: str) -> bool:
 
 def script_stem(target: str) -> str:
     leaf = target.replace("\\", "/").rsplit("/", 1)[-1]
-    if leaf.endswith(".py"):
-        leaf = leaf[:-3]
+    leaf = leaf.removesuffix(".py")
     return leaf.rsplit(".", 1)[-1]  # `python -m pkg.evaluate` -> evaluate
 
 
@@ -115,8 +114,8 @@ def _launch_flow(index, path: str, launches, module_flow) -> EntryFlow:
             graph.add_edges_from((mapping[u], mapping[v], d) for u, v, d in sub.graph.edges(data=True))
             for n, ev in sub.events.items():
                 flow.events[mapping[n]] = ev
-            for n, loops in sub.loops_of.items():
-                flow.loops_of[mapping[n]] = tuple((lk[0] + offset * 1000, lk[1]) for lk in loops)
+            for n in sub.loops_of:
+                flow.loops_of[mapping[n]] = ()  # phases are judged with `before`: back edges are enough
             graph.add_edge(prev, mapping[sub.entry])
             prev = mapping[sub.exit]
             flow.notes.extend(sub.notes)

@@ -282,17 +282,7 @@ def unrunnable_reason(ctx, path: str, node) -> tuple[str, int] | None:
 
 # ----- unwired -----------------------------------------------------------------------------------------------
 def unreached(ctx, file: str, qualname: str, definition: Definition | None) -> bool:
-    """No entry point reaches it (uses the index call graph when the index has facts, else the protocol one)."""
-    facts = ctx.index.files.get(file)
-    if definition is not None and facts is not None and facts.definitions:
-        try:
-            from verifier.analysis.entry import call_graph
-
-            graph = call_graph(ctx)
-            if graph.entries:
-                return graph.reachable(definition) is None
-        except (ImportError, AttributeError, RecursionError, KeyError, ValueError):
-            pass
+    """No entry point reaches it (the index call graph when the index has facts, else a name-based walk)."""
     from verifier.analysis.protocol.reach import reach
 
     return not reach(ctx).reaches(file, qualname)
@@ -332,20 +322,21 @@ def classify(definition: Definition, ctx) -> TaxonomyResult:
 
 def mentions(ctx, words: list[str], limit: int = 3) -> list[Evidence]:
     """Where a name only appears as text (comments, strings, docs, configs): evidence for "token mention only"."""
-    pattern = re.compile("|".join(re.escape(w) for w in words if w), re.I) if any(words) else None
-    if pattern is None:
+    needles = sorted({w.lower() for w in words if w and len(w) >= 2})
+    if not needles:
         return []
     out: list[Evidence] = []
     for path in sorted(ctx.index.files):
         try:
-            text = ctx.index.source(path)
+            low = ctx.memo(f"protocol.lower:{path}", lambda p=path: ctx.index.source(p).lower())
         except (OSError, ValueError):
             continue
-        if not pattern.search(text):
+        if not any(n in low for n in needles):
             continue
-        for i, line in enumerate(text.splitlines(), 1):
-            if pattern.search(line):
-                out.append(Evidence(path, i, i, line.strip()[:160], "mention", "the name appears; no logic implements it"))
+        for i, line in enumerate(low.splitlines(), 1):
+            if any(n in line for n in needles):
+                text = ctx.index.lines(path, i, i).strip()
+                out.append(Evidence(path, i, i, text[:160], "mention", "the name appears; no logic implements it"))
                 if len(out) >= limit:
                     return out
     return out

@@ -19,16 +19,28 @@ Nothing from the repo is executed: values come from the index's literals and :mo
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from verifier import rules
 from verifier.analysis.fold import FoldResult, fold, parse_number_text, references
-from verifier.index.facts import Binding, BindingKind, CallSite, FileRole, Language, Span
+from verifier.index.facts import (
+    Binding,
+    BindingKind,
+    CallSite,
+    FileRole,
+    Language,
+    Span,
+)
 from verifier.index.repo import RepoIndex, looks_like_glob
 
 MAX_DEPTH = 8  # reference hops followed from one binding
+MAX_IMPORTED = 50  # module constants of the same name in other files considered for one bare name
 MAX_WORK = 20_000  # bindings evaluated per query: a pathological reference graph stops, it does not hang
 
 TIER = {
@@ -64,6 +76,15 @@ _INTERPOLATION = re.compile(r"^\$\{([A-Za-z_][\w.]*)\}$")  # Hydra/OmegaConf ${m
 _SELF = ("self", "cls")
 # Kinds that only pass a value along (`lr=args.lr`, `self.lr = lr`): the value's source is what they read.
 _PASS_THROUGH = (BindingKind.assign, BindingKind.kwarg, BindingKind.dict)
+# Where a parameter is declared as such; generic (weak) names count only there.
+_DECLARED = (
+    BindingKind.launch,
+    BindingKind.config,
+    BindingKind.argparse,
+    BindingKind.click,
+    BindingKind.field,
+    BindingKind.dict,
+)
 
 
 # ----- records --------------------------------------------------------------------------------------------
@@ -166,6 +187,10 @@ class ValueResolver:
         self._visiting: set[tuple] = set()
         self._cuts = 0
         self._work = 0
+        self._live_cache: dict[str, tuple[list[Binding], dict[str, list[Binding]]]] = {}
+        self._structured_cache: dict[tuple, list[Binding]] = {}
+        self._exclusions: dict[tuple, str | None] = {}
+        self._bindings_cache: dict[tuple[str, ...], list[Binding]] = {}
         self._reads_all: frozenset[str] = frozenset().union(
             *(f.reads for f in index.files.values() if f.language in (Language.python, Language.notebook))
         )
@@ -210,19 +235,31 @@ class ValueResolver:
 
     def bindings(self, names: Iterable[str]) -> list[Binding]:
         names = [n.lower().replace("-", "_") for n in names]
+        key = tuple(names)
+        cached = self._bindings_cache.get(key)
+        if cached is not None:
+            return cached
         out = list(self.index.bindings_named(names))
-        seen = {_binding_key(b) for b in out}
-        for n in names:
-            for b in self._launch_extra.get(n, ()):
+        extra = [b for n in names for b in self._launch_extra.get(n, ())]
+        if extra:
+            seen = {_binding_key(b) for b in out}
+            for b in extra:
                 if _binding_key(b) not in seen:
                     seen.add(_binding_key(b))
                     out.append(b)
-        out.sort(key=_binding_key)
+            out.sort(key=_binding_key)
+        self._bindings_cache[key] = out
         return out
 
     # ----- classification ---------------------------------------------------------------------------------
     def exclusion(self, b: Binding) -> str | None:
         """Why a binding can never be the effective value: comment, test, doc, dead, stub; else None."""
+        key = _binding_key(b)
+        if key not in self._exclusions:
+            self._exclusions[key] = self._exclusion(b)
+        return self._exclusions[key]
+
+    def _exclusion(self, b: Binding) -> str | None:
         if b.kind is BindingKind.comment:
             return "comment"
         facts = self.index.files.get(b.span.file)
@@ -249,7 +286,7 @@ class ValueResolver:
         """A plain assignment whose name is never read: in the repo (module level) or its file (locals)."""
         if b.kind is not BindingKind.assign or not self._reads_all:
             return False
-        head, _, leaf = b.path.rpartition(".")
+        head = b.path.rpartition(".")[0]
         if head and head not in _SELF:
             return False
         if b.scope == "<module>" or head in _SELF:
@@ -260,25 +297,50 @@ class ValueResolver:
     # ----- name queries -----------------------------------------------------------------------------------
     def resolve(self, names: Iterable[str], scope: str | None = None) -> Resolution:
         """The effective value(s) of a parameter known under ``names`` (lexicon-expanded)."""
+        with _no_cyclic_gc():
+            return self._resolve(names, scope)
+
+    def _resolve(self, names: Iterable[str], scope: str | None) -> Resolution:
         self._work = 0
         given = [n for n in names if n]
         strong, weak = self.lexicon.expand(given)
         preferred = {n.lower().replace("-", "_") for n in given} | {self.lexicon.describe(n) for n in given}
         resolution = self._resolve_names(strong, scope, preferred)
         if not resolution.top and not resolution.unresolved and weak:
-            fallback = self._resolve_names(strong + weak, scope, preferred)
+            apis = tuple(self.lexicon.apis(given))
+            fallback = self._resolve_names(strong + weak, scope, preferred, frozenset(weak), apis)
             if fallback.top:  # a generic name (`alpha`, `t`) counts only when it folds to a value
                 resolution = fallback
         if not resolution.top and not resolution.unresolved:
-            resolution.library_default = self._library_default_for(resolution.names, scope)
+            resolution.library_default = self._library_default_for(
+                resolution.names, scope, set(weak), tuple(self.lexicon.apis(given))
+            )
         return resolution
 
-    def _resolve_names(self, names: list[str], scope: str | None, preferred: set[str]) -> Resolution:
+    def _api_keyword(self, b: Binding, apis: tuple[str, ...]) -> bool:
+        """Is ``b`` a keyword passed to one of ``apis`` (so a generic name like ``r`` is meant)?"""
+        if b.kind is not BindingKind.kwarg or not apis or not b.owner:
+            return False
+        entry = self.library.lookup(b.owner)
+        return any(entry is not None and entry is self.library.lookup(api) for api in apis) or any(
+            _leaf(b.owner) == _leaf(api) for api in apis
+        )
+
+    def _resolve_names(
+        self,
+        names: list[str],
+        scope: str | None,
+        preferred: set[str],
+        weak: frozenset[str] = frozenset(),
+        apis: tuple[str, ...] = (),
+    ) -> Resolution:
         resolution = Resolution(names=tuple(names))
         live: list[Candidate] = []
         for b in self.bindings(names):
             if not self._in_scope(b, scope):
                 continue
+            if b.name.lower() in weak and b.kind not in _DECLARED and not self._api_keyword(b, apis):
+                continue  # `p = ...` in some function is not a dropout rate; `p: 0.1` in a config may be
             why = self.exclusion(b)
             if why is not None:
                 link = _link(b, b.value if b.constant else None, why)
@@ -356,11 +418,16 @@ class ValueResolver:
             return b.kind is BindingKind.launch and bool(b.owner) and self.index.in_scope(b.owner, scope)
         return b.scope == scope or b.scope.startswith(scope + ".") or _leaf_scope_match(b.scope, scope)
 
-    def _library_default_for(self, names: Iterable[str], scope: str | None) -> Link | None:
-        """An omitted argument of a library call whose parameter is one of ``names``."""
+    def _library_default_for(
+        self, names: Iterable[str], scope: str | None, weak: set[str], apis: tuple[str, ...]
+    ) -> Link | None:
+        """An omitted argument of a library call whose parameter is one of ``names`` (or, for the APIs the
+        lexicon names for this parameter, one of its generic names: ``LoraConfig`` without ``r``)."""
         wanted = {n.lower() for n in names}
+        api_keys = {e.key for e in (self.library.lookup(a) for a in apis) if e is not None}
         for key, entry in self.library.entries():
-            params = [p for p in entry.defaults if p.lower() in wanted]
+            accept = wanted | (weak if key in api_keys else set())
+            params = [p for p in entry.defaults if p.lower() in accept]
             if not params:
                 continue
             for site in self._sites(key, scope):
@@ -417,6 +484,8 @@ class ValueResolver:
 
     def _evaluate_text(self, b: Binding, tier: int, depth: int) -> Candidate:
         text = b.expr.strip()
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            text = text[1:-1].strip()
         env_ref = _ENV_REF.match(text)
         if env_ref:
             var = env_ref.group(1)
@@ -500,6 +569,10 @@ class ValueResolver:
 
     def value_at(self, expr: str, file: str, scope: str, line: int) -> Candidate | None:
         """The value an expression has at a site (for call/init checks), with its chain; None if unknown."""
+        with _no_cyclic_gc():
+            return self._value_at(expr, file, scope, line)
+
+    def _value_at(self, expr: str, file: str, scope: str, line: int) -> Candidate | None:
         self._work = 0
         refs = references(expr)
         pseudo = Binding(
@@ -541,27 +614,36 @@ class ValueResolver:
         parts = ref.split(".")
         leaf = parts[-1]
         skip = _binding_key(exclude) if exclude is not None else None
-        pool = [
-            b
-            for b in self.bindings([leaf])
-            if _binding_key(b) != skip and self.exclusion(b) is None and b.kind is not BindingKind.comment
-        ]
+        live, by_file = self._named(leaf)
+        local_pool = [b for b in by_file.get(file, ()) if _binding_key(b) != skip and self.exclusion(b) is None]
         if config_only:
-            return self._best(self._structured(pool, parts, keep_root=True), depth)
+            return self._best(self._structured(live, parts, keep_root=True, skip=skip), depth)
         if len(parts) == 1:
-            return self._local(pool, leaf, file, scope, line, depth)
+            return self._local(local_pool, live, leaf, file, scope, line, depth)
         if parts[0] in _SELF:
             if len(parts) == 2:
-                found = self._attribute(pool, leaf, file, scope, line, depth)
+                found = self._attribute(local_pool, leaf, file, scope, line, depth)
                 if found is not None:
                     return found
             parts = parts[1:]
-        return self._best(self._structured(pool, parts, keep_root=False), depth)
+        return self._best(self._structured(live, parts, keep_root=False, skip=skip), depth)
+
+    def _named(self, leaf: str) -> tuple[list[Binding], dict[str, list[Binding]]]:
+        """Bindings named ``leaf``, and the same by file (callers filter exclusions on the few they use)."""
+        key = leaf.lower()
+        cached = self._live_cache.get(key)
+        if cached is None:
+            live = [b for b in self.bindings([leaf]) if b.kind is not BindingKind.comment]
+            by_file: dict[str, list[Binding]] = {}
+            for b in live:
+                by_file.setdefault(b.span.file, []).append(b)
+            cached = self._live_cache[key] = (live, by_file)
+        return cached
 
     def _local(
-        self, pool: list[Binding], name: str, file: str, scope: str, line: int, depth: int
+        self, same_file: list[Binding], live: list[Binding], name: str, file: str, scope: str, line: int, depth: int
     ) -> Candidate | None:
-        same_file = [b for b in pool if b.span.file == file and b.name == name]
+        same_file = [b for b in same_file if b.name == name]
         local = [
             b
             for b in same_file
@@ -584,9 +666,15 @@ class ValueResolver:
         if before:
             return self.evaluate(max(before, key=lambda b: b.span.line), depth + 1)
         imported = [
-            b for b in pool if b.kind is BindingKind.assign and b.scope == "<module>" and b.path == name
+            b
+            for b in live
+            if b.kind is BindingKind.assign
+            and b.scope == "<module>"
+            and b.path == name
+            and b.span.file != file
+            and self.exclusion(b) is None
         ]
-        return self._best(imported, depth)
+        return self._best(imported[:MAX_IMPORTED], depth)
 
     def _caller_keywords(self, name: str, scope: str, depth: int) -> Candidate | None:
         """``def f(lr=...)`` / ``__init__(self, lr)``: the value a caller passes as ``lr=`` wins."""
@@ -622,8 +710,17 @@ class ValueResolver:
         attrs.sort(key=lambda b: (0 if b.scope.endswith("__init__") else 1, b.span.line))
         return self.evaluate(attrs[0], depth + 1)
 
-    def _structured(self, pool: list[Binding], parts: list[str], keep_root: bool) -> list[Binding]:
+    def _structured(
+        self, pool: list[Binding], parts: list[str], keep_root: bool, skip: tuple | None = None
+    ) -> list[Binding]:
         """Bindings an attribute/key read like ``args.lr`` or ``cfg.optim.lr`` can land on."""
+        cache_key = (tuple(parts), keep_root)
+        cached = self._structured_cache.get(cache_key)
+        if cached is None:
+            cached = self._structured_cache[cache_key] = self._structured_uncached(pool, parts, keep_root)
+        return [b for b in cached if _binding_key(b) != skip]
+
+    def _structured_uncached(self, pool: list[Binding], parts: list[str], keep_root: bool) -> list[Binding]:
         tail = parts if keep_root else parts[1:]
         leaf = parts[-1]
         dotted_tail = ".".join(tail)
@@ -638,10 +735,11 @@ class ValueResolver:
                 continue
             if b.kind is BindingKind.kwarg and _leaf(b.owner) not in self._field_classes.get(leaf.lower(), ()):
                 continue  # only `Config(lr=...)` for a config class with an `lr` field sets `cfg.lr`
-            if b.kind in (BindingKind.config, BindingKind.launch) and len(tail) > 1 and "." in b.path:
-                if not _path_suffix(b.path, dotted_tail):
-                    continue
-            out.append(b)
+            dotted_key = b.kind in (BindingKind.config, BindingKind.launch) and len(tail) > 1 and "." in b.path
+            if dotted_key and not _path_suffix(b.path, dotted_tail):
+                continue
+            if self.exclusion(b) is None:
+                out.append(b)
         for b in self._by_dest.get(leaf.lower(), ()):
             if b not in out and self.exclusion(b) is None:
                 out.append(b)
@@ -667,6 +765,10 @@ class ValueResolver:
     # ----- call + arg -------------------------------------------------------------------------------------
     def resolve_call_arg(self, call: str, arg: str | int, scope: str | None = None) -> list[CallArg]:
         """The value of argument ``arg`` (keyword or position) at every call of ``call``."""
+        with _no_cyclic_gc():
+            return self._resolve_call_arg(call, arg, scope)
+
+    def _resolve_call_arg(self, call: str, arg: str | int, scope: str | None) -> list[CallArg]:
         self._work = 0
         entry = self.library.lookup(call)
         out: list[CallArg] = []
@@ -727,7 +829,7 @@ class ValueResolver:
         return None
 
     @staticmethod
-    def _arg_expr(site: CallSite, arg: str | int, lib: "LibraryEntry | None") -> str | None:
+    def _arg_expr(site: CallSite, arg: str | int, lib: LibraryEntry | None) -> str | None:
         if isinstance(arg, int):
             position, keyword = arg, (lib.param_at(arg) if lib else None)
         else:
@@ -750,11 +852,13 @@ class Lexicon:
 
     def __init__(self, data: Mapping[str, Any], aliases: Mapping[str, Iterable[str]]) -> None:
         self.groups: dict[str, tuple[list[str], list[str]]] = {}
+        self.group_apis: dict[str, list[str]] = {}
         for canonical, entry in sorted((data or {}).items()):
             entry = entry if isinstance(entry, Mapping) else {}
             strong = [canonical, *[str(s) for s in entry.get("synonyms") or ()]]
             weak = [str(s) for s in entry.get("weak") or ()]
             self.groups[_norm(canonical)] = (_unique(strong), _unique(weak))
+            self.group_apis[_norm(canonical)] = [str(a) for a in entry.get("apis") or ()]
         self.member_of: dict[str, list[str]] = {}
         for canonical, (strong, _weak) in self.groups.items():
             for name in strong:
@@ -782,6 +886,15 @@ class Lexicon:
         strong = _unique(strong)
         weak = [w for w in _unique(weak) if w not in strong]
         return strong, weak
+
+    def apis(self, names: Iterable[str]) -> list[str]:
+        """Library APIs whose arguments are this parameter even under a generic name (`LoraConfig(r=...)`)."""
+        out: list[str] = []
+        for name in names:
+            n = _norm(name)
+            for group in [n] if n in self.groups else self.member_of.get(n, []):
+                out.extend(self.group_apis.get(group, ()))
+        return _unique(out)
 
     def describe(self, name: str) -> str:
         n = _norm(name)
@@ -839,7 +952,20 @@ class LibraryDefaults:
         return next(iter(matches.values())) if len(matches) == 1 else None
 
 
-# ----- helpers --------------------------------------------------------------------------------------------
+# ----- helpers ----
+@contextlib.contextmanager
+def _no_cyclic_gc():
+    """A query allocates many small tuples over a large, long-lived index; a full cyclic collection scans that
+    whole index each time (17x slower on sympy's 160k bindings). The resolver makes no reference cycles."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _safe_rules(name: str) -> Mapping[str, Any]:
     try:
         data = rules.load(name)
@@ -849,7 +975,8 @@ def _safe_rules(name: str) -> Mapping[str, Any]:
 
 
 def _binding_key(b: Binding) -> tuple:
-    return (b.span.file, b.span.line, b.path, b.kind.value, b.name)
+    # `b.kind` itself (a str enum) rather than `.value`: enum attribute access is slow in hot loops.
+    return (b.span.file, b.span.line, b.path, str.__str__(b.kind), b.name)
 
 
 def _link(b: Binding, value: Any, role: str = "") -> Link:
@@ -890,7 +1017,7 @@ def _is_plain_reference(expr: str, ref: str) -> bool:
     return text.replace("'", '"') in (subscripted, f'{".".join(parts[:-1])}.get("{parts[-1]}")')
 
 
-_WRAPPER = re.compile(r"^(?:int|float|tuple|list|str|bool)\((.*)\)$", re.S)
+_WRAPPER = re.compile(r"^(?:int|float|tuple|list|str|bool)\((.*)\)$", re.DOTALL)
 
 
 def _is_wrapped_reference(expr: str, ref: str) -> bool:
@@ -939,7 +1066,7 @@ def _jsonable(value: Any) -> Any:
         return [_jsonable(v) for v in value]
     if isinstance(value, list):
         return [_jsonable(v) for v in value]
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return str(value)
     if isinstance(value, (int, float, str, bool)) or value is None:
         return value

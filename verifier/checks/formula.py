@@ -248,11 +248,14 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
         if stub_hit is not None and r.score < 0.8:
             return _stub(stub_hit)
         ce = res.decision.counterexample or {}
+        if ce.get("values"):
+            why = f"at {_point(ce)} the paper gives {ce.get('paper')} and the code {ce.get('code')}"
+        else:
+            why = res.decision.reason or "no mapping of the paper's symbols makes them equal"
         return CheckResult.failed(
             KIND,
             Status.mismatch,
-            f"{_where(r)} computes {_show(r.expr)}, which differs from the formula: at {_point(ce)} the paper gives "
-            f"{ce.get('paper')} and the code {ce.get('code')}.",
+            f"{_where(r)} computes {_show(r.expr)}, which differs from the formula: {why}.",
             [_evidence(r, res, "expression")],
             **_details(r, res, formula),
         )
@@ -570,7 +573,7 @@ def _details(r: Ranked, res: MatchResult, formula: Formula) -> dict[str, Any]:
     }
     if d.method:
         out["method"] = d.method
-    if d.counterexample:
+    if d.counterexample and d.counterexample.get("values"):
         out["counterexample"] = d.counterexample
     if res.name_inconsistent:
         out["name_inconsistent"] = sorted(res.name_inconsistent)

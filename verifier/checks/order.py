@@ -13,14 +13,26 @@ Score: every edge holds = pass; one broken edge (or one missing step) = 0.5; mor
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from verifier.analysis import lightning
-from verifier.analysis.callgraph import MODULE, CallGraph, FnKey, call_graph, function_nodes
+from verifier.analysis.callgraph import (
+    MODULE,
+    CallGraph,
+    FnKey,
+    call_graph,
+    function_nodes,
+)
 from verifier.analysis.callsite import snippet
 from verifier.analysis.entry import call_graph as reach_graph
 from verifier.analysis.flow import Event, Flow, FlowBuilder, Root
-from verifier.analysis.ordering import Edge, iteration_loop, judge_before, judge_per_iteration
+from verifier.analysis.ordering import (
+    Edge,
+    iteration_loop,
+    judge_before,
+    judge_per_iteration,
+)
 from verifier.analysis.phases import entry_flows, phase_matches
 from verifier.analysis.steps import Step
 from verifier.checks.base import Context, checker
@@ -194,11 +206,14 @@ def _lightning_roots(ctx: Context, builder: FlowBuilder, classes) -> list[Root]:
 
 
 def _live(ctx: Context, cg: CallGraph):
-    """Is a function ever run? Reachable from an entry point, directly or through a caller this call graph
-    knows (closures returned by factories); everything counts when the repo has no entry point."""
+    """Can a function run? Reachable from an entry point (directly or through a caller this call graph knows,
+    such as a closure returned by a factory), or referenced by name somewhere (a library's methods are run by
+    its users, callbacks by frameworks). Everything counts when the repo has no entry point."""
     graph = reach_graph(ctx)
     if not graph.entries:
         return lambda key: True
+    referenced = ctx.memo("order.referenced-names", lambda: frozenset().union(
+        *(f.reads for f in ctx.index.files.values() if f.role not in (FileRole.test, FileRole.doc))))
     cache: dict[FnKey, bool] = {}
 
     def reached(key: FnKey) -> bool:
@@ -207,6 +222,8 @@ def _live(ctx: Context, cg: CallGraph):
         return cache[key]
 
     def live(key: FnKey) -> bool:
+        if key.qualname != MODULE and key.qualname.rsplit(".", 1)[-1] in referenced:
+            return True
         return any(reached(k) for k in cg.ancestors({key}, ctx.options.max_call_depth))
 
     return live
@@ -222,11 +239,15 @@ def _judge(label: str, flow: Flow, launches: set[int], steps: list[Step], relati
             phased = {n for n, ev in flow.events.items() if n in reachable and (n in launches or ev.definition)
                       and phase_matches(step.text, ev.call.leaf if n in launches else ev.definition.rsplit(".", 1)[-1])}
             found = phased or found
+        elif not found and not step.head:
+            # Compiled claims name steps loosely (`fine_tune`, `evaluation`): fall back to repo functions.
+            found = {n for n, ev in flow.events.items() if n in reachable and ev.definition
+                     and phase_matches(step.text, ev.definition.rsplit(".", 1)[-1])}
         if found:
             sites[i] = found
     present = sorted(sites)
     judged = Judged(label, flow, present, sites)
-    for x, y in zip(present, present[1:]):
+    for x, y in itertools.pairwise(present):
         judged.edges.append(_edge(flow, steps, relation, x, y, sites))
     if (relation == "per-iteration" and len(steps) >= 3 and judged.edges and present[0] == 0
             and present[-1] == len(steps) - 1 and steps[0].leaf in RESET_STEPS):
@@ -284,8 +305,7 @@ def _result(ctx: Context, steps: list[Step], best: Judged, relation: str, judged
     names = [s.text for s in steps]
     evidence: set[Evidence] = set()
     edges_out = []
-    for edge in best.edges:
-        ia, ib = names.index(edge.a), names.index(edge.b)
+    for edge, (ia, ib) in zip(best.edges, itertools.pairwise(best.present)):
         for node, step, pos in ((edge.a_node, edge.a, ia), (edge.b_node, edge.b, ib)):
             item = _site_evidence(ctx, flow, node, step, pos)
             if item is not None:

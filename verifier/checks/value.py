@@ -7,11 +7,19 @@ into a verdict with evidence and a one-sentence message.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from verifier.analysis.calibration import compare, fmt
-from verifier.analysis.values import KIND_LABEL, CallArg, Candidate, Link, Resolution, ValueResolver
+from verifier.analysis.values import (
+    KIND_LABEL,
+    CallArg,
+    Candidate,
+    Link,
+    Resolution,
+    ValueResolver,
+)
 from verifier.checks.base import Context, checker
 from verifier.index.facts import Binding, BindingKind
 from verifier.results import CheckResult, Evidence, Status
@@ -101,7 +109,7 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
 
     if res.excluded:
         kinds = sorted({_ROLE_WORDS.get(link.role, link.role) for link in res.excluded})
-        first = sorted(res.excluded, key=_link_key)[0]
+        first = min(res.excluded, key=_link_key)
         message = (
             f"{label} is bound only in {' and '.join(kinds)} ({first.name} = {first.expr} at {first.where()}); "
             "no live binding in the code"
@@ -134,11 +142,15 @@ def _check_call_arg(check: ValueCheck, ctx: Context, resolver: ValueResolver) ->
         else:
             cand = best.candidate
             assert cand is not None
-            provenance = _provenance(ctx, cand, []) if cand.chain else "literal"
+            beaten: list[Candidate] = []
+            if cand.source.kind in (BindingKind.launch, BindingKind.config):
+                beaten = resolver.resolve([cand.source.name]).overridden
+            provenance = _provenance(ctx, cand, beaten) if cand.chain else "literal"
             message = f"{site.callee} at {where} gets {best.arg} = {fmt(best.value)} ({provenance})"
             evidence = [Evidence(site.span.file, site.span.line, site.span.end_line, _snippet(ctx, site.span.file, site.span.line, site.span.end_line), "call")]
             if cand.chain:
                 evidence.append(_evidence(ctx, _source_link(cand), "effective"))
+                evidence += [_evidence(ctx, _source_link(c), "overridden") for c in _differing(beaten, cand)[:1]]
             details.update(actual=_plain(best.value), chain=[link.to_json() for link in cand.chain])
         if status is not Status.pass_:
             message += f"; claimed {fmt(check.expect)}: {reason}"
@@ -307,7 +319,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
     if isinstance(value, (int, float, str, bool)) or value is None:
-        if isinstance(value, float) and value != value:
+        if isinstance(value, float) and math.isnan(value):
             return "nan"
         return value
     return repr(value)

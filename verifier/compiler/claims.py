@@ -9,6 +9,8 @@ fragments it covers count as typed. Deterministic: the same text always compiles
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -100,6 +102,19 @@ _PCT_SPLIT_RE = re.compile(r"(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:for\s+)?(?P<part>tr
 def _split_part(word: str) -> str:
     w = word.lower()
     return "train" if w.startswith("train") else "val" if w.startswith(("val", "dev")) else "test"
+
+
+def find_split_ratios(text: str) -> list[tuple[dict[str, float], tuple[int, int]]]:
+    """Every split ratio stated in the text ("80/10/10 split", "70% training, 15% validation, 15% testing")."""
+    out = []
+    rest = text
+    while True:
+        found = find_split_ratio(rest)
+        if not found:
+            return out
+        ratio, (a, b) = found
+        out.append((ratio, (a, b)))
+        rest = rest[:a] + " " * (b - a) + rest[b:]
 
 
 def find_split_ratio(text: str) -> tuple[dict[str, float], tuple[int, int]] | None:
@@ -266,7 +281,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
         if percent and isinstance(value, (int, float)) and name not in terms.percent_names() and value > 1:
             value = value  # a percentage of something else: kept as the fraction read
         made.append(b.add(_value_check(name, value)))
-    if re.search(r"\d", match.group("keys")):  # "trained for 100k steps with KL weight beta=1e-3"
+    if re.search(r"(?<![\w.])\d", match.group("keys")):  # "trained for 100k steps with KL weight beta=1e-3"
         more, _ = _compile_quantities(match.group("keys"), b)
         made.extend(more)
     return made, ""
@@ -284,6 +299,14 @@ _JOINER = re.compile(r"[\s:=(]*(?:of|is|to|was|=|:|set to|is set to)?[\s:=(~≈]
 def _tail_after_phrase(before: str, phrase: tuple[str, int, int]) -> str:
     """The text between a phrase found in ``before`` and the number that follows it."""
     return terms.normalise_phrase(terms.ascii_symbol(before))[phrase[2] :] + " "
+
+
+def _inside_parentheses(text: str, index: int) -> bool:
+    depth = 0
+    for ch in text[:index]:
+        depth += ch == "("
+        depth -= ch == ")" and depth > 0
+    return depth > 0
 
 
 def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[int], list[str]]:
@@ -322,7 +345,8 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             name = label_phrase[0]
         last_end = q.end
         if name is None:
-            unnamed.append(q.raw)
+            if not _inside_parentheses(body, q.start):
+                unnamed.append(q.raw)  # a number in a parenthetical remark qualifies, it is not a claim
             continue
         made.append(b.add(_value_check(name, q.value)))
     return made, unnamed
@@ -372,20 +396,26 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
 
 _DATA_STAT_RE = re.compile(
     r"\d\s*(?:[kKMB]\s*)?(?:\w+\s+){0,2}(?:videos?|clips?|images?|pairs?|captions?|trajectories|votes?|users?|"
-    r"params|parameters|examples|documents|sentences|hours?|families|combinations)\b",
+    r"params|parameters|examples|documents|sentences|hours?|families|combinations|train|test|total)\b",
     re.IGNORECASE,
 )
 
 
-def _context_reason(text: str, dimension: Dimension) -> str | None:
+def _context_reason(text: str, dimension: Dimension, label: str = "") -> str | None:
     lowered = text.lower()
     if dimension == Dimension.numerical and _DATA_STAT_RE.search(text) and "=" not in text:
+        return "dataset statistic or parameter count: not set by code"
+    if dimension == Dimension.numerical and re.search(r"\b(?:counts?|statistics|stats|parameter counts?)\b", label, re.IGNORECASE):
         return "dataset statistic or parameter count: not set by code"
     words = set(re.findall(r"[a-z0-9$]+", lowered))
     if words & terms.context_words() or "$" in text:
         return "hardware, timing, cost or reference: not a code fact"
     if _EXPLANATORY.match(text.strip("( ")):
         return "explanation or rationale"
+    if re.fullmatch(r"\s*(?:reference:?\s*)?(?:(?:eq|eqs|equation|section|sec|table|figure|fig|appendix|algorithm)\.?\s*\(?[\w.]+\)?(?:\s*(?:in|,|and)\s*)?)+\s*", text, re.IGNORECASE):
+        return "reference to the paper"
+    if text.rstrip().endswith(":") and len(text) < 80:
+        return "heading of the parts that follow"
     if text.startswith("(") and text.endswith(")"):
         return "parenthetical remark"
     if dimension == Dimension.numerical and not re.search(r"\d|=", text):
@@ -393,7 +423,9 @@ def _context_reason(text: str, dimension: Dimension) -> str | None:
     return None
 
 
-_MODEL_NAME_RE = re.compile(r"\b[A-Za-z][\w.]*(?:-[A-Za-z]*\d[\w.]*)+\b|\b\d+(?:\.\d+)?B\b|\b[A-Z]+\d+[A-Za-z]*\b")
+_MODEL_NAME_RE = re.compile(
+    r"\b[A-Za-z][\w.]*(?:-[A-Za-z]*\d[\w.]*)+\b|\b\d+(?:\.\d+)?B\b|\b[A-Z]+\d+[A-Za-z]*(?:/\d+)*\b|\b[123]D\b"
+)
 
 
 _CITATION_RE = re.compile(r"\(\d{1,2}\)|\b(?:Step|Phase|Stage|P)\s?\d+[A-Z]?\b|\([^()]*\b(?:19|20)\d\d[a-z]?\)|\b(?:Eq|Eqs|Sec|Section|Table|Figure|Fig|Appendix)\.?\s*\d+(?:\.\d+)*")
@@ -433,7 +465,7 @@ def _fragment(
         return Fragment(text, "typed", reason, tuple(sorted(set(made))))
     if formulas_only and not reason:
         return Fragment(text, "typed")
-    context = _context_reason(masked if dimension == Dimension.numerical else text, dimension)
+    context = _context_reason(masked if dimension == Dimension.numerical else text, dimension, label_text)
     if context and (not reason or context.startswith(("hardware", "dataset statistic"))):
         return Fragment(text, "context", context)
     if not reason:
@@ -444,8 +476,19 @@ def _fragment(
 # ----- the claim ------------------------------------------------------------------------------------------
 def compile_claim(sau: SAU, aliases: dict[str, list[str]] | None = None) -> CompiledClaim:
     """The typed checks a free-text claim contains, what is left for the judge, and the coverage."""
-    text = (sau.claim or "").strip()
-    aliases = {k: list(v) for k, v in (aliases or {}).items()}
+    frozen_aliases = tuple(sorted((k, tuple(v)) for k, v in (aliases or {}).items()))
+    cached = _compile_cached(sau.id, sau.dimension, sau.claim or "", frozen_aliases)
+    return dataclasses.replace(cached, checks=list(cached.checks), leftover=list(cached.leftover), fragments=list(cached.fragments))
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile_cached(
+    sau_id: str, dimension: Dimension, claim: str, aliases_key: tuple[tuple[str, tuple[str, ...]], ...]
+) -> CompiledClaim:
+    """Compilation is pure: the engine and the judge pass ask for the same claim, compile it once."""
+    sau = SAU(id=sau_id, dimension=dimension, claim=claim)
+    text = claim.strip()
+    aliases = {k: list(v) for k, v in aliases_key}
     out = CompiledClaim(sau_id=sau.id)
     if not text:
         out.leftover.append("(empty claim): nothing to compile")
@@ -459,10 +502,9 @@ def compile_claim(sau: SAU, aliases: dict[str, list[str]] | None = None) -> Comp
     if order and (sau.dimension in (Dimension.ordering, Dimension.methodological) or len(order.steps) >= 3):
         index = b.add(OrderCheck(steps=list(order.steps), relation=order.relation))  # type: ignore[arg-type]
         covered.append((order.span[0], order.span[1], [index], "order"))
-    split = find_split_ratio(text)
-    if split:
-        index = b.add(ProtocolCheck(rule="split-ratio", expect=split[0]))
-        covered.append((split[1][0], split[1][1], [index], "split"))
+    for ratio, span in find_split_ratios(text):
+        index = b.add(ProtocolCheck(rule="split-ratio", expect=ratio))
+        covered.append((span[0], span[1], [index], "split"))
     baselines, spans = find_baselines(text)
     if baselines and sau.dimension in (Dimension.protocol, Dimension.ordering):
         made = [b.add(ProtocolCheck(rule="baseline", expect=name)) for name in baselines]
@@ -478,7 +520,13 @@ def compile_claim(sau: SAU, aliases: dict[str, list[str]] | None = None) -> Comp
         if own and len(own.group("label")) <= 60:
             current_label = own.group("label")  # "Batch size varies per task: 30 (CoLA), 128 (RTE)" names both
         previous_end = end
-        inside = [c for c in covered if min(end, c[1]) - max(start, c[0]) >= (end - start) / 2 or (start <= c[0] and c[1] <= end)]
+        inside = [
+            c
+            for c in covered
+            if min(end, c[1]) - max(start, c[0]) >= (end - start) / 2  # mostly inside the structure
+            or (start <= c[0] < end <= c[1])  # a label, then the structure runs on: "Dataset split: 70% training"
+            or (start <= c[0] and c[1] <= end)
+        ]
         if inside and inside[0][3] == "order":
             frag = _fragment(piece, sau.dimension, b, True, current_label)
             frag = Fragment(piece, "typed", "", tuple(sorted({*inside[0][2], *frag.checks})))

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from verifier.compiler.numbers import parse_value
-from verifier.compiler.terms import ascii_symbol
+from verifier.compiler.terms import GREEK_NAMES, ascii_symbol
 
 _LATEX_CMD = re.compile(r"\\(frac|sqrt|log|exp|sum|mathbb|mathrm|hat|bar|tilde|sigma|alpha|beta|gamma|cdot|left|min|max|lambda|theta|pi|epsilon|mu|nabla)\b")
 _UNTRANSLATABLE = {
@@ -38,11 +38,13 @@ _UNTRANSLATABLE = {
     "[": "indexing or concatenation",
     "{": "braces (sets or grouping)",
     "d/dt": "a time derivative",
+    "/dx": "a derivative",
+    "/dt": "a derivative",
 }
 _KNOWN_FUNCS = {
     "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "gelu", "softmax", "log_softmax", "logsigmoid", "softplus",
     "min", "max", "clip", "clamp", "abs", "sin", "cos", "mean", "sum", "norm", "sign", "ceil", "floor", "erf",
-    "E", "Var", "sinh", "cosh", "minimum", "maximum", "where", "Abs",
+    "e", "var", "sinh", "cosh", "minimum", "maximum", "where", "softmax", "sigma", "phi", "ln", "tr", "diag",
 }  # fmt: skip
 _ALLOWED = (
     ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant, ast.Load, ast.Add, ast.Sub,
@@ -148,6 +150,7 @@ def to_sympy(text: str) -> tuple[str | None, str]:
         .replace("√", "sqrt").replace("’", "'")
     )  # fmt: skip
     expr = _flatten_subscripts(expr)
+    expr = re.sub(r"\^\{?\((\w+)\)\}?", r"_\1", expr)  # W^{(i)}: the i-th, not a power
     # a letter superscript names a variant (x_t^k), a numeric one is a power
     expr = re.sub(r"([A-Za-z]\w*)\^\{?([A-Za-z][A-Za-z0-9]*)\}?", r"\1_\2", expr)
     expr = re.sub(r"\^\{([^{}]*)\}", r"**(\1)", expr).replace("^", "**")
@@ -160,30 +163,52 @@ def to_sympy(text: str) -> tuple[str | None, str]:
         bad = sorted(set(re.findall(r"[^\w\s+\-*/().,]", expr)))
         return None, f"uses notation with no SymPy reading ({' '.join(bad)})"
     # implicit multiplication: "s B A", "2 x", ") (", "x (" unless x is a function
-    tokens = re.findall(r"\d+(?:\.\d+)?[eE][-+]?\d+|\d+\.\d+|\d+|[A-Za-z_]\w*|\*\*|[+\-*/(),]", expr)
-    if "".join(tokens) != re.sub(r"\s+", "", expr):
+    matches = list(re.finditer(r"\d+(?:\.\d+)?[eE][-+]?\d+|\d+\.\d+|\d+|[A-Za-z_]\w*|\*\*|[+\-*/(),]", expr))
+    if "".join(m.group(0) for m in matches) != re.sub(r"\s+", "", expr):
         return None, "could not tokenise the expression"
     out: list[str] = []
-    prev = ""
-    for tok in tokens:
+    prev, prev_end = "", -1
+    for m in matches:
+        tok = m.group(0)
         operand_start = tok == "(" or re.match(r"[\w.]", tok)
         prev_operand_end = prev == ")" or (prev and re.match(r"[\w.]", prev))
         if operand_start and prev_operand_end:
-            is_call = tok == "(" and re.match(r"[A-Za-z_]", prev or "")
-            if not (is_call and (prev in _KNOWN_FUNCS or prev.endswith("_theta") or len(prev) <= 2 and prev.isupper() or prev in ("f", "g", "F", "G"))):
+            # sigma(x), g_theta(x, t): a name written right against "(" is applied; "s (x - y)" multiplies
+            is_call = tok == "(" and re.match(r"[A-Za-z_]", prev or "") and (prev_end == m.start() or prev.lower() in _KNOWN_FUNCS)
+            if not is_call:
                 out.append("*")
         out.append(tok)
-        prev = tok
+        prev, prev_end = tok, m.end()
     result = " ".join(out).replace("( ", "(").replace(" )", ")").replace(" ,", ",")
     result = re.sub(r"(\w) \(", r"\1(", result).replace("- (", "-(")
     result = re.sub(r"\s*\*\*\s*", "**", result)
     if not _valid(result):
         return None, "not a well-formed expression after translation"
+    words = [w for w in re.findall(r"[A-Za-z_]\w*", result) if re.fullmatch(r"[a-z]{5,}", w)]
+    prose = [w for w in words if w not in _KNOWN_FUNCS and w not in GREEK_NAMES]
+    prose += [w for w in re.findall(r"\b(?:vs|to|of|in|is|and|or|the|for|at|by|from|with)\b", result)]
+    prose += [f"{w} without brackets" for w in re.findall(r"\b(?:sum|mean|prod|E)\b(?!\()", result)]
+    if prose:
+        return None, f"mixes prose into the expression ({prose[0]})"
+    if not re.search(r"[-+*/]|\w\(", result):
+        return None, "a bare symbol, not an expression"
     return result, ""
 
 
 def latex_of(text: str) -> str:
     return text.strip().strip("$").strip()
+
+
+_PROSE_CUT = re.compile(
+    r":\s|\s[—–]\s|\s(?:where|with|for|when|if|otherwise|i\.e\.|e\.g\.|during|via|using|and|which|is|are|as|in|on|per)\s",
+)
+_TRAILING_REMARK = re.compile(r"\s*\((?=[A-Za-z]{3,}\s)[^()]*\)\s*$")
+
+
+def _trim_prose(rhs: str) -> str:
+    """``P_max + l: maximum sequence length`` -> ``P_max + l``: the expression, not the sentence after it."""
+    head = _PROSE_CUT.split(rhs, maxsplit=1)[0]
+    return _TRAILING_REMARK.sub("", head).strip()
 
 
 def find_formula(segment: str) -> FormulaFind | None:
@@ -197,9 +222,9 @@ def find_formula(segment: str) -> FormulaFind | None:
     parts = [p.strip() for p in segment.split("=")]
     lhs = parts[0]
     # "grad log q = -(x - mu)/sigma^2 = -z/((1-t)(1-k))": the last side is the closed form
-    candidates = [p for p in parts[1:] if p]
+    candidates = [_trim_prose(p) for p in parts[1:] if p]
     reason = "no right-hand side"
-    for rhs in reversed(candidates):
+    for rhs in reversed([c for c in candidates if c]):
         expect, reason = to_sympy(rhs)
         if expect is not None and re.search(r"[A-Za-z_]", expect):
             return FormulaFind(lhs, expect, None, _symbol_names(expect))

@@ -58,6 +58,8 @@ def to_number(value: float) -> int | float:
 
 
 def _exact(mantissa: str, power: int = 0, factor: int = 1, divisor: str | None = None, percent: bool = False):
+    if abs(power) > 300 or len(mantissa) > 40:
+        return None  # no hyperparameter is that large or small; OCR noise must not cost seconds
     num = Fraction(mantissa) * factor
     num *= Fraction(10) ** power
     if divisor:

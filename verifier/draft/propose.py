@@ -35,7 +35,7 @@ def propose_with_judge(spec_yaml: str, paper_text: str, config: JudgeConfig, tra
         "response_format": {"type": "json_object"},
     }
     try:
-        content = client._complete(body)
+        content = client.complete(body)
     except JudgeHTTPError as exc:
         return spec_yaml + f"# judge proposals unavailable: {exc}\n"
     claims = []

@@ -40,7 +40,21 @@ def build_index(
     if not root.is_dir():
         raise NotADirectoryError(f"repository path is not a directory: {root}")
     root = root.resolve()
-    candidates, notes = discover(root, list(include), list(exclude), max_bytes)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # building ~10^6 small acyclic records: the cyclic GC would rescan them over and over
+    try:
+        index = _build(root, list(include), list(exclude), use_cache, max_bytes, jobs)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    if len(index.files) >= POOL_THRESHOLD:
+        gc.freeze()  # the index lives for the whole run: keep later collections from rescanning it
+    return index
+
+
+def _build(root: Path, include: list[str], exclude: list[str], use_cache: bool, max_bytes: int,
+           jobs: int | None) -> RepoIndex:
+    candidates, notes = discover(root, include, exclude, max_bytes)
     cache_root = cache.cache_dir() if use_cache else None
     if jobs is None:
         jobs = min(2, os.cpu_count() or 1)
@@ -73,18 +87,12 @@ _Result = tuple[FileFacts | None, list[Note], bool]
 
 def _extract_all(root: str, candidates: list[Candidate], max_bytes: int, cache_root: Path | None,
                  jobs: int) -> list[_Result]:
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        if jobs > 1 and len(candidates) > POOL_THRESHOLD:
-            try:
-                return _extract_pool(root, candidates, max_bytes, cache_root, jobs)
-            except (OSError, RuntimeError, ImportError):
-                pass  # no usable process pool here (sandbox, frozen app): fall back to one process
-        return [extract_file(root, c, max_bytes, cache_root) for c in candidates]
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+    if jobs > 1 and len(candidates) > POOL_THRESHOLD:
+        try:
+            return _extract_pool(root, candidates, max_bytes, cache_root, jobs)
+        except (OSError, RuntimeError, ImportError):
+            pass  # no usable process pool here (sandbox, frozen app): fall back to one process
+    return [extract_file(root, c, max_bytes, cache_root) for c in candidates]
 
 
 def _extract_pool(root: str, candidates: list[Candidate], max_bytes: int, cache_root: Path | None,
@@ -131,7 +139,7 @@ def _extract_chunk(task: tuple[str, list[Candidate], int, Path | None]) -> list[
 
 def extract_file(root: str, cand: Candidate, max_bytes: int, cache_root: Path | None) -> _Result:
     """Facts of one file (from the cache when its content was seen before), its notes, and whether it hit."""
-    facts, blob, notes, hit = _extract_one(root, cand, max_bytes, cache_root, as_blob=False)
+    facts, _, notes, hit = _extract_one(root, cand, max_bytes, cache_root, as_blob=False)
     return facts, notes, hit
 
 
@@ -157,7 +165,7 @@ def _extract_one(root: str, cand: Candidate, max_bytes: int, cache_root: Path | 
             try:
                 facts, notes = cache.decode(raw)
                 return facts, None, notes, True
-            except Exception:  # corrupt entry: extract again  # noqa: BLE001
+            except Exception:  # noqa: BLE001, S110 - a corrupt entry is a miss: extract below
                 pass
     text, decode_note = decode(data, path)
     notes = [decode_note] if decode_note else []
@@ -214,8 +222,7 @@ def decode(data: bytes, path: str) -> tuple[str, Note | None]:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         text = data.decode("utf-8", "replace")
-        if text.startswith("\ufeff"):
-            text = text[1:]
+        text = text.removeprefix("\ufeff")
         return text, Note(path, "not valid UTF-8: decoded with replacement characters", line)
 
 

@@ -70,7 +70,7 @@ def load(directory: Path, key: str) -> tuple[FileFacts, list[Note]] | None:
             return decode(fh.read())
     except FileNotFoundError:
         return None
-    except Exception:  # a corrupt or truncated entry is a miss, whatever decoding raised
+    except Exception:  # noqa: BLE001 - a corrupt or truncated entry is a miss, whatever decoding raised
         return None
 
 
@@ -153,7 +153,7 @@ def decode(blob: bytes) -> tuple[FileFacts, list[Note]]:
     (path, sha, language, role, lines, bindings, calls, definitions, imports, launches, reads, has_main,
      parse_error, notes) = rows
     kinds = _KINDS
-    B, C, D, I, L, S = Binding, CallSite, Definition, Import, Launch, Span  # noqa: E741
+    B, C, D, I, L, S = Binding, CallSite, Definition, Import, Launch, Span
     facts = FileFacts(
         path, sha, _LANGS[language], _ROLES[role], lines,
         [B(a, p, kinds[k], e, v, c, sc, S(path, ln, en), o, de) for a, p, k, e, v, c, sc, ln, en, o, de in bindings],

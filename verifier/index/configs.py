@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 import yaml
 

@@ -114,7 +114,7 @@ def _fold(node: ast.AST) -> object:
         result = fn(left, right)
         if isinstance(result, int) and not isinstance(result, bool) and result.bit_length() > _MAX_INT_BITS:
             raise _NotConstant
-        if isinstance(result, (str, tuple)) and len(result) > _MAX_STR:
+        if isinstance(result, (str, tuple)) and len(result) > _MAX_STR or isinstance(result, complex):
             raise _NotConstant
         return result
     if t is ast.Tuple or t is ast.List:
@@ -142,10 +142,15 @@ def _guard(fn, left: object, right: object) -> None:
             if fn is operator.add and type(left) is type(right) is tuple:
                 return
             raise _NotConstant
-    if fn is operator.pow and isinstance(left, (int, float)) and isinstance(right, (int, float)):
-        if isinstance(right, int) and isinstance(left, int) and abs(right) > 1 and abs(left) > 1:
-            if abs(right) * max(abs(left).bit_length(), 1) > _MAX_INT_BITS:
-                raise _NotConstant
+    if (
+        fn is operator.pow
+        and type(left) is int
+        and type(right) is int
+        and abs(right) > 1
+        and abs(left) > 1
+        and abs(right) * max(abs(left).bit_length(), 1) > _MAX_INT_BITS
+    ):
+        raise _NotConstant
     if fn is operator.mul and (isinstance(left, str) or isinstance(right, str)):
         count = right if isinstance(left, str) else left
         if not isinstance(count, int) or count * max(len(str(left if isinstance(left, str) else right)), 1) > _MAX_STR:

@@ -24,7 +24,16 @@ import re
 from dataclasses import dataclass
 
 from verifier.index import stubs
-from verifier.index.facts import Binding, BindingKind, CallSite, Definition, FileFacts, Import, Note, Span
+from verifier.index.facts import (
+    Binding,
+    BindingKind,
+    CallSite,
+    Definition,
+    FileFacts,
+    Import,
+    Note,
+    Span,
+)
 from verifier.index.pyfold import Source, fold, number_value, split_lines
 
 _DATACLASS_DECORATORS = frozenset(
@@ -452,10 +461,8 @@ class _Walker:
         return False
 
     def on_annassign(self, node: ast.AnnAssign, scope: _Scope, push) -> bool:
-        if node.value is not None:
+        if node.value is not None:  # a bare annotation (a required field) binds no value
             self.bind_target(node.target, node.value, scope, node, annotated=True)
-        elif scope.kind == "class" and scope.fieldlike and type(node.target) is ast.Name:
-            pass  # a required field: it has no value to bind
         return False
 
     def on_augassign(self, node: ast.AugAssign, scope: _Scope, push) -> bool:
@@ -657,7 +664,7 @@ class _Walker:
                                   owner=qualname)
         for node, callee, qual in self.pending_click:
             qualname = resolve(callee)
-            if not (qualname.startswith("click.") or qualname.startswith("typer.") or callee.startswith("click.")):
+            if not (qualname.startswith(("click.", "typer.")) or callee.startswith("click.")):
                 continue
             self.bind_click(node, qual, _leaf(qualname))
         # Stable sorts by line keep the (deterministic) walk order among records of the same line.

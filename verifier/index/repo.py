@@ -10,9 +10,9 @@ import ast
 import fnmatch
 import re
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from verifier.index.facts import (
     Binding,

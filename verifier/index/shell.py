@@ -32,7 +32,7 @@ _WRAPPERS = frozenset(
 )
 # Python options that take a value: `python -W ignore train.py`.
 _PY_VALUE_OPTS = frozenset({"-W", "-X", "--check-hash-based-pycs"})
-_HYDRA = re.compile(r"^(\+{0,2})([A-Za-z_][\w\-]*(?:[./@][\w\-]+)*)=(.*)$", re.S)
+_HYDRA = re.compile(r"^(\+{0,2})([A-Za-z_][\w\-]*(?:[./@][\w\-]+)*)=(.*)$", re.DOTALL)
 _EXPANSION = re.compile(r"^\$\{#?([A-Za-z_]\w*)(\[[@*]\])?(?::?[-=]([^}]*))?\}$")
 _MAX_DEPTH = 200
 _MAX_RANGE = 10_000

@@ -19,15 +19,15 @@ _ARRAY_ROOTS = frozenset({"torch", "np", "numpy", "jnp", "jax", "random", "tf", 
 _SHAPE_ATTRS = frozenset({"shape", "device", "dtype", "ndim", "is_cuda"})
 _SHAPE_METHODS = frozenset({"size", "dim", "numel", "new_zeros", "new_ones", "new_empty", "new_full", "to"})
 _NOT_STUB_DECORATORS = frozenset({"abstractmethod", "abstractproperty", "overload", "abstractclassmethod"})
-_IDENTITY_OK = re.compile(r"identity|noop|no_op|passthrough|pass_through|dummy|null|nothing|base|abstract", re.I)
+_IDENTITY_OK = re.compile(r"identity|noop|no_op|passthrough|pass_through|dummy|null|nothing|base|abstract", re.IGNORECASE)
 _TRANSFORM_WORDS = re.compile(
     r"normali[sz]e|augment|transform|preprocess|postprocess|encode|decode|rotary|rotate|quantiz|"
     r"compress|smooth|whiten|standardi[sz]e|tokeni[sz]e|embed|project",
-    re.I,
+    re.IGNORECASE,
 )
 _MAX_SMALL_BODY = 4
 _MAX_SMALL_LINES = 30
-_TODO = re.compile(r"\b(TODO|FIXME|XXX|TBD)\b|not implemented|implement (me|this)", re.I)
+_TODO = re.compile(r"\b(TODO|FIXME|XXX|TBD)\b|not implemented|implement (me|this)", re.IGNORECASE)
 
 
 def classify(
@@ -65,9 +65,14 @@ def classify(
     reason = _ignores_inputs(fn, params)
     if reason:
         return "todo" if todo else reason
-    if len(real) == 1 and isinstance(real[0], ast.Return) and isinstance(real[0].value, ast.Name):
-        if real[0].value.id in params and _should_transform(fn.name, class_name):
-            return "identity-return"
+    if (
+        len(real) == 1
+        and isinstance(real[0], ast.Return)
+        and isinstance(real[0].value, ast.Name)
+        and real[0].value.id in params
+        and _should_transform(fn.name, class_name)
+    ):
+        return "identity-return"
     return None
 
 
@@ -180,9 +185,13 @@ def _real_param_uses(fn: ast.AST, params: set[str]) -> bool:
             if (leaf == "len" or leaf.endswith("_like")) and node.args and isinstance(node.args[0], ast.Name):
                 shape_only.add(id(node.args[0]))
     for node in _own_nodes(fn):
-        if isinstance(node, ast.Name) and node.id in params and id(node) not in shape_only:
-            if isinstance(node.ctx, ast.Load):
-                return True
+        if (
+            isinstance(node, ast.Name)
+            and node.id in params
+            and id(node) not in shape_only
+            and isinstance(node.ctx, ast.Load)
+        ):
+            return True
     return False
 
 

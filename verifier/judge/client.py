@@ -62,7 +62,7 @@ class Usage:
 
 
 class JudgeHTTPError(Exception):
-    pass
+    """The endpoint could not be reached or answered unusably (after retries): an error, never a score."""
 
 
 Transport = Callable[[str, bytes, dict[str, str], float], tuple[int, dict[str, str], bytes]]
@@ -102,13 +102,14 @@ class JudgeClient:
     def _judge_batch(self, batch: list[JudgeRequest]) -> dict[str, ParsedVerdict]:
         ids = [r.claim_id for r in batch]
         try:
-            content = self._complete(request_body(self.config.model, batch, self.config.max_tokens))
+            content = self.complete(request_body(self.config.model, batch, self.config.max_tokens))
         except JudgeHTTPError as exc:
             self.usage.count("failures")
             return {cid: ParsedVerdict(cid, None, "", (), str(exc)) for cid in ids}
         return parse_answer(content, ids)
 
-    def _complete(self, body: dict[str, Any]) -> str:
+    def complete(self, body: dict[str, Any]) -> str:
+        """POST one chat-completions request with retries; the assistant message's text."""
         url = self.config.base_url.rstrip("/") + "/chat/completions"
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         key = self.config.api_key()

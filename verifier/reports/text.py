@@ -47,8 +47,8 @@ def render(report, *, color: bool = False) -> str:
         status = v.status.value if v.accepted_deviation is None else "accepted"
         row = f"{v.id.ljust(width_id)}  {code}   {style(status.ljust(10), v.status)}  {_fmt_score(v.score)}  {_where(v)}"
         lines.append(row)
-        lines.append(f"{' ' * width_id}             {v.message}" if not v.accepted_deviation else
-                     f"{' ' * width_id}             {v.message} [accepted deviation: {v.accepted_deviation}]")
+        why = v.message if not v.accepted_deviation else f"{v.message} [accepted deviation: {v.accepted_deviation}]"
+        lines.append(f"{' ' * (width_id + 7)}{why}")
     s = report.scores
     lines.append("")
     dim_parts = []
@@ -68,6 +68,8 @@ def render(report, *, color: bool = False) -> str:
     lines.append("Taxonomy: " + ", ".join(f"{k} {tax[k]}" for k in STATUS_ORDER if tax.get(k)))
     if s.get("accepted_deviations"):
         lines.append(f"Accepted deviations (scored separately): {s['accepted_deviations']}")
+    if report.extras.get("judge"):
+        lines.append(judge_line(report.extras["judge"]))
     if report.notes:
         lines.append(f"Notes: {len(report.notes)} file(s) skipped or partly read")
         for n in report.notes[:10]:
@@ -76,3 +78,14 @@ def render(report, *, color: bool = False) -> str:
         if len(report.notes) > 10:
             lines.append(f"  ... {len(report.notes) - 10} more (see --format json)")
     return "\n".join(lines) + "\n"
+
+
+# ----- the LLM judge's usage (issue 6: verifier/judge) ------------------------------------------------------------
+def judge_line(j: dict) -> str:
+    cost = f", ${j['cost_usd']:.4f}" if j.get("cost_usd") is not None else ""
+    mode = " (cache only)" if j.get("cache_only") else ""
+    return (
+        f"Judge {j.get('model')}{mode}: {j.get('judged', 0)} judged, {j.get('cached', 0)} from {j.get('lock_file')}, "
+        f"{j.get('errors', 0)} errors, {j.get('uncached', 0)} without a cached verdict; {j.get('calls', 0)} calls, "
+        f"{j.get('prompt_tokens', 0)}+{j.get('completion_tokens', 0)} tokens{cost}"
+    )

@@ -254,18 +254,35 @@ def text_of(ctx, path: str) -> str:
         return ""
 
 
-def views_mentioning(ctx, words: Iterable[str], scope: str | None = None) -> list[FileView]:
-    """Parse only files whose text contains one of ``words`` (a cheap C-speed prefilter before any walk)."""
+def views_mentioning(ctx, words: Iterable[str], scope: str | None = None, pattern: re.Pattern | None = None) -> list[FileView]:
+    """Parse only files whose text contains one of ``words`` and matches ``pattern`` (a C-speed prefilter)."""
     words = tuple(words)
     out = []
     for path in python_paths(ctx, scope):
         text = text_of(ctx, path)
         if words and not any(w in text for w in words):
             continue
+        if pattern is not None and not pattern.search(text):
+            continue
         view = file_view(ctx, path)
         if view is not None:
             out.append(view)
     return out
+
+
+ML_MARKERS = re.compile(
+    r"\b(torch|jax|flax|optax|tensorflow|keras|sklearn|lightning|transformers|datasets|xgboost|lightgbm|haiku|equinox|"
+    r"gym|gymnasium|diffusers|timm|peft|accelerate|deepspeed|mlx|paddle)\b"
+)
+
+
+def is_ml_text(ctx, path: str) -> bool:
+    """Does a file use an ML framework at all? (Protocol flow only matters where models are trained.)"""
+    return ctx.memo(f"protocol.ml:{path}", lambda: bool(ML_MARKERS.search(text_of(ctx, path))))
+
+
+def lower_text(ctx, path: str) -> str:
+    return ctx.memo(f"protocol.lower:{path}", lambda: text_of(ctx, path).lower())
 
 
 def scope_admits(scope: str | None, qualname: str) -> bool:

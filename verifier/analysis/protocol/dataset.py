@@ -6,7 +6,16 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from verifier.analysis.protocol.common import const_str, evidence, norm, scope_admits, sorted_evidence, views_mentioning
+from verifier.analysis.protocol.common import (
+    const_str,
+    evidence,
+    file_view,
+    leaf,
+    norm,
+    python_paths,
+    scope_admits,
+    sorted_evidence,
+)
 from verifier.analysis.protocol.values import config_settings, option_settings
 from verifier.analysis.taxonomy import mentions
 from verifier.results import CheckResult, Status
@@ -38,13 +47,30 @@ def canonical(name: str, table: dict[str, str]) -> str:
     return table.get(norm(name), name)
 
 
+def _candidate_views(ctx, scope, table: dict[str, str], loaders: set[str]) -> list:
+    """Files that name a known dataset or call a loader, decided from the index facts when it has them (no
+    parse); a hand-built index without facts falls back to parsing every file."""
+    paths = python_paths(ctx, scope)
+    if any(f.calls or f.reads for f in ctx.index.files.values()):
+        loaders = loaders | {"getattr", "make"}
+        keep = []
+        for path in paths:
+            facts = ctx.index.files[path]
+            if any(leaf(c.callee) in loaders or leaf(c.callee).startswith(("load_", "fetch_")) for c in facts.calls) or any(
+                norm(r) in table for r in facts.reads
+            ):
+                keep.append(path)
+        paths = keep
+    return [v for p in paths if (v := file_view(ctx, p)) is not None]
+
+
 def find_loads(ctx, scope: str | None, rule: dict) -> list[Load]:
     lex = rule.get("lexicon", {})
     table = alias_table(rule)
     string_loaders = set(lex.get("string_loaders", []))
     modules = tuple(lex.get("dataset_modules", []))
     out: list[Load] = []
-    for view in views_mentioning(ctx, ("dataset", "Dataset", "datasets", "load", "fetch_", "tfds", "Folder", "make("), scope):
+    for view in _candidate_views(ctx, scope, table, string_loaders):
         for call in view.calls:
             if not scope_admits(scope, call.scope):
                 continue

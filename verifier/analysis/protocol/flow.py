@@ -10,6 +10,7 @@ model-selection points, normalisation fitted before a split, and repo functions 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from verifier.analysis.protocol.common import (
@@ -17,6 +18,7 @@ from verifier.analysis.protocol.common import (
     FileView,
     dotted,
     file_view,
+    is_ml_text,
     leaf,
     python_paths,
     target_names,
@@ -26,7 +28,13 @@ from verifier.analysis.protocol.common import (
 
 KINDS = ("test", "val", "train")
 MAX_STATEMENTS = 200_000
-FLOW_WORDS = ("test", "val", "eval", "fit", "backward", "split", "train")
+MAX_CANDIDATES = 4
+# A file is a root of the flow when it can train or select (callees are analysed on demand).
+ROOT_WORDS = re.compile(
+    r"backward|\.fit\(|fit_transform|partial_fit|train_on_batch|Trainer\(|\.save|save_checkpoint|save_pretrained|"
+    r"early|stopper|[Ss]cheduler|\.step\(|GridSearchCV|RandomizedSearchCV|cross_val|ModelCheckpoint|EarlyStopping|"
+    r"train_test_split|random_split|best"
+)
 
 _TEST_TOKENS = {"test", "tst", "te", "holdout", "heldout", "testset", "testloader", "testdata", "testing"}
 _VAL_TOKENS = {"val", "valid", "validation", "dev", "eval", "valset", "valloader", "validset", "vali"}
@@ -134,18 +142,31 @@ class FlowResult:
 
 
 class _Analyzer:
-    def __init__(self, ctx, views: dict[str, FileView], max_depth: int):
+    def __init__(self, ctx, paths: list[str], max_depth: int):
         self.ctx = ctx
-        self.views = views
         self.max_depth = max_depth
         self.result = FlowResult()
-        self.by_name: dict[str, list[tuple[FileView, str]]] = {}
-        for view in views.values():
-            for qual, fn in view.functions.items():
-                self.by_name.setdefault(fn.name, []).append((view, qual))
+        self.by_name: dict[str, list[tuple[str, str]]] = {}
+        allowed = set(paths)
+        facts_known = any(f.definitions for f in ctx.index.files.values())
+        if facts_known:  # names from the index: no file is parsed until a call into it is followed
+            for path in paths:
+                for d in ctx.index.files[path].definitions:
+                    if d.kind in ("function", "method"):
+                        self.by_name.setdefault(d.name, []).append((path, d.qualname))
+        else:
+            for path in paths:
+                view = file_view(ctx, path)
+                if view is not None:
+                    for qual, fn in view.functions.items():
+                        self.by_name.setdefault(fn.name, []).append((path, qual))
+        self.allowed = allowed
         self.done: set[tuple[str, str, tuple]] = set()
         self.statements = 0
         self._seen_events: set[tuple] = set()
+
+    def view(self, path: str) -> FileView | None:
+        return file_view(self.ctx, path) if path in self.allowed else None
 
     # ----- taint of expressions ---------------------------------------------------------------------------
     def kinds_of(self, node: ast.AST | None, env: dict[str, Taint], view: FileView) -> Taint:
@@ -386,9 +407,14 @@ class _Analyzer:
         if targets and (arg_kinds or recv_kinds):
             if any(k in arg_kinds for k in ("val", "test")):
                 self.emit("eval-call", view, node, qual, arg_kinds, f"`{name}` is run on held-out data", callee)
+            if len(targets) > MAX_CANDIDATES:
+                return  # a common name (`forward`, `update`) resolved by name alone: too ambiguous to follow
             if depth < self.max_depth:
-                for target_view, target_qual in targets[:8]:
-                    fn = target_view.functions[target_qual]
+                for target_path, target_qual in targets:
+                    target_view = self.view(target_path)
+                    fn = target_view.functions.get(target_qual) if target_view is not None else None
+                    if fn is None:
+                        continue
                     params = self._bind(fn.params, node, env, view)
                     if params:
                         self.run_function(target_view, target_qual, params, depth + 1)
@@ -461,15 +487,18 @@ def _selection_action(body: list[ast.stmt]) -> str | None:
 
 
 def flow(ctx, scope: str | None = None) -> FlowResult:
-    """Run the split flow once per run (per glob scope) from every function and module body."""
+    """Run the split flow once per run (per glob scope) from every function and module body of the files that
+    can train or select; other files are entered only through calls with split-derived arguments."""
 
     def make() -> FlowResult:
-        paths = [p for p in python_paths(ctx, scope) if any(w in text_of(ctx, p) for w in FLOW_WORDS)]
-        views = {p: v for p in paths if (v := file_view(ctx, p)) is not None}
+        paths = python_paths(ctx, scope)
+        roots = [p for p in paths if is_ml_text(ctx, p) and ROOT_WORDS.search(text_of(ctx, p))]
         depth = getattr(getattr(ctx, "options", None), "max_call_depth", 6)
-        analyzer = _Analyzer(ctx, views, depth)
-        for path in sorted(views):
-            view = views[path]
+        analyzer = _Analyzer(ctx, paths, depth)
+        for path in roots:
+            view = analyzer.view(path)
+            if view is None:
+                continue
             analyzer.run_function(view, MODULE_SCOPE, {}, 0)
             for qual in sorted(view.functions):
                 analyzer.run_function(view, qual, {}, 0)

@@ -30,6 +30,26 @@ class Reach:
         return (file, qualname) in self.reached or (file, qualname.split(".")[0]) in self.reached
 
 
+class GraphReach:
+    """Reachability answered by the index's call graph (verifier.analysis.entry): no file is re-parsed."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.roots = tuple(sorted({e.node.file for e in graph.entries}))
+        self.complete = True
+        self._cache: dict[tuple[str, str], bool] = {}
+
+    def reaches(self, file: str, qualname: str) -> bool:
+        key = (file, qualname)
+        if key not in self._cache:
+            try:
+                found = self.graph.scope_reachable(file, qualname) is not None
+            except (KeyError, ValueError, AttributeError, RecursionError):
+                found = True
+            self._cache[key] = found
+        return self._cache[key]
+
+
 def _launched_files(ctx, paths: list[str]) -> set[str]:
     known = set(paths)
     modules = {p[:-3].replace("/", "."): p for p in paths if p.endswith(".py")}
@@ -98,7 +118,21 @@ def _module_refs(view: FileView) -> set[str]:
     return out
 
 
-def reach(ctx) -> Reach:
+def reach(ctx) -> Reach | GraphReach:
+    """The index call graph when the index carries facts, else a name-based walk over parsed files."""
+    if any(f.definitions or f.calls for f in ctx.index.files.values()):
+        try:
+            from verifier.analysis.entry import call_graph
+
+            graph = call_graph(ctx)
+            if graph.entries:
+                return ctx.memo("protocol.graph_reach", lambda: GraphReach(graph))
+        except (ImportError, AttributeError, RecursionError, KeyError, ValueError):
+            pass
+    return _ast_reach(ctx)
+
+
+def _ast_reach(ctx) -> Reach:
     def make() -> Reach:
         paths = python_paths(ctx)
         views = {p: v for p in paths if (v := file_view(ctx, p)) is not None}

@@ -166,6 +166,7 @@ _SEQ = re.compile(r"\$\(\s*seq\s+([-\d\s]+)\)|`\s*seq\s+([-\d\s]+)`")
 _BRACE = re.compile(r"\{(-?\d+)\.\.(-?\d+)\}")
 _ARRAY = re.compile(r"^\s*(\w+)=\(([^)]*)\)")
 _HYDRA = re.compile(r"\b(\w*seed\w*)=((?:[-\w.]+,)+[-\w.]+)")
+_PY_RUN_LOOP = re.compile(r"for\s+[^\n:]*(seed|run|trial|rep)[^\n]*:", re.I)
 _RUN_TOKENS = {"seed", "seeds", "run", "runs", "trial", "trials", "rep", "reps", "repeat", "repeats", "repetition",
                "replicate", "s"}
 
@@ -233,7 +234,7 @@ def shell_counts(ctx) -> list[SeedCount]:
 
 def python_counts(ctx, scope: str | None) -> list[SeedCount]:
     out = []
-    for view in views_mentioning(ctx, ("seed", "run", "trial", "repeat"), scope):
+    for view in views_mentioning(ctx, ("seed", "run", "trial", "rep"), scope, pattern=_PY_RUN_LOOP):
         bodies: list[tuple[str, list[ast.stmt]]] = [("<module>", view.tree.body)]
         bodies += [(q, f.node.body) for q, f in view.functions.items()]
         for qual, body in bodies:
@@ -252,7 +253,7 @@ def python_counts(ctx, scope: str | None) -> list[SeedCount]:
                 value = resolver.value(stmt.iter)
                 if isinstance(stmt.iter, ast.Call) and dotted(stmt.iter.func) == "enumerate" and stmt.iter.args:
                     value = resolver.value(stmt.iter.args[0])
-                if isinstance(value, list):
+                if isinstance(value, list) and value:
                     how = f"loop `for {', '.join(var_names)} in {ast.unparse(stmt.iter)[:60]}`"
                     if resolver.trail:
                         how += f" ({resolver.trail[-1].name} from {resolver.trail[-1].file}:{resolver.trail[-1].line})"

@@ -9,9 +9,11 @@ settings in configs (``val_split: 0.1``) when the code reads them by name. Lengt
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from verifier.analysis.protocol.common import (
+    ML_MARKERS,
     FileView,
     dotted,
     evidence,
@@ -28,7 +30,8 @@ from verifier.results import CheckResult, Status
 
 KIND = "protocol"
 SIZE = 1_000_000.0  # stands for len(dataset) while folding lengths
-SPLIT_WORDS = ("split", "[:", "train_size", "test_size", "val_size")
+SPLIT_WORDS = ("split", "[", "train_size", "test_size", "val_size")
+_SPLIT_RE = re.compile(r"train_test_split|random_split|(train|test|val|valid|dev)\w*\s*=\s*[\w.]+\[[^\]\n]*:", re.I)
 
 
 def part_kind(name: str) -> str | None:
@@ -177,7 +180,7 @@ def _random_split(ctx, view, body, call: ast.Call, names: list[str]) -> SplitSit
 
 def find_sites(ctx, scope: str | None) -> list[SplitSite]:
     sites = []
-    for view in views_mentioning(ctx, SPLIT_WORDS, scope):
+    for view in views_mentioning(ctx, SPLIT_WORDS, scope, pattern=_SPLIT_RE):
         bodies = [("<module>", view.tree.body)] + [(q, f.node.body) for q, f in sorted(view.functions.items())]
         for qual, body in bodies:
             if qual != "<module>" and not scope_admits(scope, qual):
@@ -238,7 +241,8 @@ def _setting_fractions(ctx) -> tuple[dict[str, float], list]:
 
 def _external_kinds(ctx, scope) -> set[str]:
     kinds = set()
-    for view in views_mentioning(ctx, ("split", "train=", "test", "val"), scope):
+    words = ("split=", "train=", "[\"test\"]", "['test']", "subset=", "is_train=")
+    for view in views_mentioning(ctx, words, scope, pattern=ML_MARKERS):
         for call in view.calls:
             kind = call_source_kind(call.node)
             if kind:
