@@ -470,3 +470,60 @@ def test_init_loop_over_modules_with_isinstance():
     assert (r.status, r.score, at(r, "init"), at(r, "definition")) == (Status.pass_, 1.0, ("r.py", 9), ("r.py", 5))
     r = init({"r.py": src}, "fc.weight", "kaiming_normal")  # the guard excludes Linear: library default
     assert (r.status, r.score, at(r, "init")) == (Status.partial, 0.25, ("r.py", 6))
+
+
+def test_notebook_is_an_entry_point_end_to_end(tmp_path):
+    import json
+
+    from verifier.index.build import build_index
+
+    (tmp_path / "model.py").write_text(
+        "import torch.nn as nn\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x.relu()\n\n"
+        "class Unused(nn.Module):\n    def forward(self, x):\n        return x.tanh()\n"
+    )
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Train"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
+         "source": ["from model import Net\n", "net = Net()\n"]},
+    ]
+    (tmp_path / "train.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    index = build_index(tmp_path, use_cache=False)
+    r = run("exists", ExistsCheck(symbol="Net", reachable=True), index)
+    assert (r.status, at(r, "definition")) == (Status.pass_, ("model.py", 3))
+    assert at(r, "entry")[0] == "train.ipynb"
+    r = run("exists", ExistsCheck(symbol="Unused", reachable=True), index)
+    assert (r.status, r.score) == (Status.partial, 0.75)
+
+
+def test_init_in_a_function_that_never_runs_does_not_count():
+    src = (
+        "import torch\nimport torch.nn as nn\n\n"
+        "class Adapter(nn.Module):\n"
+        "    def __init__(self, d):\n"
+        "        self.up = nn.Parameter(torch.randn(d, d) * 0.02)\n\n"
+        "    def zero_init(self):\n"
+        "        nn.init.zeros_(self.up)\n\n"
+        "def main():\n    Adapter(8)\n\n" + MAIN
+    )
+    r = init({"a.py": src}, "up", "zeros")
+    assert (r.status, r.score, at(r, "init")) == (Status.mismatch, 0.0, ("a.py", 6))
+    called = src.replace("    Adapter(8)\n", "    Adapter(8).zero_init()\n")
+    r = init({"a.py": called}, "up", "zeros")
+    assert (r.status, r.score, at(r, "init")) == (Status.pass_, 1.0, ("a.py", 9))
+
+
+def test_library_called_init_weights_hook_counts():
+    src = (
+        "import torch.nn as nn\nfrom transformers import PreTrainedModel\n\n"
+        "class Model(PreTrainedModel):\n"
+        "    def __init__(self, config):\n"
+        "        super().__init__(config)\n"
+        "        self.head = nn.Linear(8, 2)\n"
+        "        self.post_init()\n\n"
+        "    def _init_weights(self, module):\n"
+        "        if isinstance(module, nn.Linear):\n"
+        "            module.weight.data.normal_(mean=0.0, std=0.02)\n\n"
+        "def main():\n    Model(None)\n\n" + MAIN
+    )
+    r = init({"m.py": src}, "head.weight", "normal", {"std": 0.02})
+    assert (r.status, r.score, at(r, "init")) == (Status.pass_, 1.0, ("m.py", 12))

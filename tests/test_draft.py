@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from click.testing import CliRunner
 from judge_server import JudgeServer
 
@@ -172,3 +174,10 @@ def test_real_papers_draft_into_valid_specs(name):
     spec = yaml.safe_load(draft(paper.read_text(), paper.name))
     Spec.model_validate(spec)
     assert any(s["check"]["kind"] == "value" for s in spec["saus"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["# 2 Setup\n", "| Batch size | 64 |\n", "$$ x = y $$", "\\begin{tabular}", " & ", "\\\\", "<table><tr><td>lr</td><td>1e-4", "</td></tr></table>", "We first a, then b.", "CIFAR-10", " 3 seeds", "\n"]), max_size=25))
+def test_any_paper_text_drafts_a_valid_spec(parts):
+    spec = yaml.safe_load(draft("".join(parts), "fuzz.md"))
+    Spec.model_validate(spec)

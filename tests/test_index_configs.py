@@ -126,3 +126,11 @@ def test_yaml_python_tags_are_never_constructed(tmp_path):
     index = build(tmp_path, {"evil.yaml": f'x: !!python/object/apply:os.system ["touch {marker}"]\n'})
     assert not marker.exists()
     assert by_path(index.files["evil.yaml"])["x"].value == (f"touch {marker}",)
+
+
+def test_comments_in_configs_and_scripts_are_comment_bindings(tmp_path):
+    index = build(tmp_path, {"c.yaml": "# paper: lr = 3e-4\nlr: 1e-3  # warmup: 500\n",
+                             "run.sh": "#!/bin/bash\n# batch_size = 256 in the paper\npython t.py\n"})
+    got = {(p, b.name, b.value, b.span.line) for p, f in index.files.items() for b in f.bindings
+           if b.kind is BindingKind.comment}
+    assert got == {("c.yaml", "lr", 3e-4, 1), ("c.yaml", "warmup", 500, 2), ("run.sh", "batch_size", 256, 2)}

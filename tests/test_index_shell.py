@@ -103,6 +103,7 @@ def test_notebook_virtual_source_and_launches(tmp_path):
     assert index.lines("nb/train.ipynb", 6) == "lr = 3e-4"
     assigned = [b for b in facts.bindings if b.kind is BindingKind.assign and b.name == "lr"][0]
     assert (assigned.span.line, cell_of(source, assigned.span.line)) == (6, 2)
+    assert index.cell_of("nb/train.ipynb", 6) == 2 and index.cell_of("train.py", 1) is None
     launches = [(la.target, la.flags, la.span.line, cell_of(source, la.span.line)) for la in facts.launches]
     assert launches == [
         ("train.py", (("lr", "1e-3"),), 8, 2),

@@ -154,3 +154,13 @@ def test_judge_error_for_an_undecided_claim_is_error_status(tmp_path):
     assert verdict.status == Status.error and verdict.score is None
     assert "not valid JSON" in verdict.message
     assert not (repo / "sau.lock.json").exists()
+
+
+def test_unwritable_lock_file_keeps_the_verdicts(tmp_path):
+    repo = make_repo(tmp_path, injected=False)
+    (repo / "sau.lock.json").mkdir()  # a directory where the lock file should go: writing fails
+    with JudgeServer() as server:
+        report = run_repo(repo, use_cache=False, judge=judge_config(server.url))
+    assert by_id(report)["toy-D2-002"].status == Status.judged
+    assert report.extras["judge"]["lock_written"] is False
+    assert "sau.lock.json" in report.extras["judge"]["lock_problem"]

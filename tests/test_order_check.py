@@ -216,6 +216,22 @@ def test_call_graph_resolution():
     assert dist[FnKey("main.py", "main")] == 3
 
 
+def test_call_graph_uses_unique_method_names_only_for_uncommon_names():
+    index = make_index({"a.py": """
+    class Runner:
+        def launch_experiment(self):
+            return 1
+        def step(self):
+            return 2
+
+    def go(runner):
+        runner.launch_experiment()
+        runner.step()
+    """})
+    graph = CallGraph(index, ModuleMap(index))
+    assert graph.callees[FnKey("a.py", "go")] == {FnKey("a.py", "Runner.launch_experiment")}
+
+
 def test_scope_restricts_the_root():
     r = run_order(AMP, ["zero_grad", "backward"], "before", scope="Trainer.step")
     assert r.status == Status.pass_ and r.details["root"] == "pkg/trainer.py:Trainer.step"
@@ -440,3 +456,11 @@ def test_an_optional_extra_call_before_is_not_a_reordering():
     assert moved != src
     r = run_order({"t.py": moved}, ["train", "evaluate"], "before", scope="run")
     assert (r.status, r.score) == (Status.mismatch, 0.0)
+
+
+def test_mode_switches_are_not_training_phases():
+    assert not Step("train").matches(name="model.train", receiver="model", leaf="train", qualname="model.train")
+    assert Step("train").matches(name="trainer.train", receiver="trainer", leaf="train", qualname="trainer.train",
+                                 definition="Trainer.train")
+    assert Step("model.train").matches(name="model.train", receiver="model", leaf="train", qualname="model.train")
+    assert Step("train").matches(name="trainer.train", receiver="trainer", leaf="train", qualname="trainer.train")

@@ -224,7 +224,7 @@ def write_hostile_repo(root: Path) -> dict[str, str]:
         "escape_dir": "directory symlink out of the repo",
     }
     put("broken/syntax_error.py", "def train(:\n    lr = 0.1\n")
-    put("broken/truncated.py", TRAIN_PY[: len(TRAIN_PY) // 2])
+    put("broken/truncated.py", TRAIN_PY[: TRAIN_PY.index("default=3e-4") + 9])  # cut inside a call
     put("broken/latin1.py", b"# r\xe9glage du taux d'apprentissage \xff\xfe\nlatin_lr = 1e-3\n")
     put("broken/nul_bytes.py", b"nul_lr = 1e-3\x00\x00\nx = 1\n")
     put("weights/model.pt", b"PK\x03\x04" + bytes(range(256)) * 64 + b"\x80\x02}q\x00.")
@@ -242,3 +242,220 @@ def write_hostile_repo(root: Path) -> dict[str, str]:
     put("sau.yaml", SPEC.replace("{long_formula}", "loss - (" + " + ".join(long_expr_terms(2000)) + ")")
         .replace("{long_latex}", "L = " + " + ".join(f"w_{{{i}}} x_{{{i}}}" for i in range(2000))))
     return problems
+
+
+# ----- running the CLI with a wall-clock bound ------------------------------------------------------------------
+
+
+def run_cli(args: list[str], cache_dir: Path, timeout: float = WALL_LIMIT) -> dict:
+    """Run ``python -m verifier.cli``; on timeout kill its whole process group (workers included)."""
+    env = dict(os.environ, SAU_VERIFY_CACHE_DIR=str(cache_dir), PYTHONPATH=str(PROJECT), NO_COLOR="1")
+    for key in [k for k in env if k.startswith("SAU_VERIFY_JUDGE")]:
+        env.pop(key)
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "verifier.cli", *args], cwd=cache_dir.parent, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        out, err = proc.communicate()
+        rc = None
+    return {"rc": rc, "stdout": out, "stderr": err.decode("utf-8", "replace"), "seconds": time.monotonic() - started}
+
+
+def spec_ids() -> list[str]:
+    import yaml
+
+    return [s["id"] for s in yaml.safe_load(SPEC)["saus"]]
+
+
+STATUSES = {"pass", "partial", "mismatch", "stub", "missing", "judged", "unverified", "error"}
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    problems = write_hostile_repo(root)
+    cache = root / "cache"
+    cache.mkdir()
+    return root / "repo", problems, cache
+
+
+@pytest.fixture(scope="module")
+def cold(hostile):
+    """First run over an empty cache: fills it."""
+    repo, _, cache = hostile
+    return run_cli([str(repo), "--format", "json"], cache)
+
+
+@pytest.fixture(scope="module")
+def warm(hostile, cold):
+    """Second run, answered from the cache the first one wrote."""
+    if cold["rc"] is None:
+        pytest.fail(f"the cold run did not finish within {WALL_LIMIT}s, nothing to compare")
+    repo, _, cache = hostile
+    return run_cli([str(repo), "--format", "json"], cache)
+
+
+def finished(run: dict) -> dict:
+    assert run["rc"] is not None, f"no result within {WALL_LIMIT}s (hang); stderr tail: {run['stderr'][-500:]}"
+    assert "Traceback" not in run["stderr"], run["stderr"][-2000:]
+    assert run["rc"] in (0, 1), f"exit {run['rc']}: {run['stderr'][-500:]}"
+    return json.loads(run["stdout"])
+
+
+def by_id(report: dict) -> dict:
+    return {s["id"]: s for s in report["saus"]}
+
+
+# ----- the hostile repo, end to end -----------------------------------------------------------------------------
+
+
+def test_hostile_run_returns_a_report(cold):
+    report = finished(cold)
+    assert cold["seconds"] < WALL_LIMIT
+    assert sorted(by_id(report)) == sorted(spec_ids())
+    for sau in report["saus"]:
+        assert sau["status"] in STATUSES, sau
+        assert sau["message"] and "\n" not in sau["message"], sau
+        if sau["status"] in ("error", "unverified"):
+            assert len(sau["message"]) < 400, sau["message"]
+        else:
+            assert sau["score"] is not None, sau
+
+
+@pytest.mark.parametrize("sau_id", spec_ids())
+def test_no_check_crashed(cold, sau_id):
+    """An internal exception caught by the engine guard is a bug in that checker, not a verdict."""
+    sau = by_id(finished(cold))[sau_id]
+    crashed = " check failed: " in sau["message"] or "too deeply nested" in sau["message"]
+    assert not crashed, f"{sau_id}: {sau['status']}: {sau['message']}"
+
+
+def test_realistic_claims_survive_the_hostile_neighbours(cold):
+    """Nothing else lost: the training script's claims are still decided, with evidence where it is."""
+    sau = by_id(finished(cold))
+    expected = {
+        "h-D1-001": ("pass", {"scripts/run.sh", "train.py"}),
+        "h-D1-005": ("pass", {"train.py"}),
+        "h-D2-001": ("pass", {"train.py"}),
+        "h-D2-006": ("pass", {"train.py"}),
+        "h-D2-007": ("pass", {"gen/class_cycle.py"}),
+        "h-D2-011": ("pass", {"gen/sympy_names.py"}),
+        "h-D3-001": ("pass", {"train.py"}),
+        "h-D3-004": ("pass", {"train.py"}),
+        "h-D3-006": ("pass", {"train.py"}),
+    }
+    for sau_id, (status, files) in expected.items():
+        got = sau[sau_id]
+        assert got["status"] == status, (sau_id, got["message"])
+        assert got["score"] == 1.0, sau_id
+        assert {e["file"] for e in got["evidence"]} & files, (sau_id, got["evidence"])
+
+
+def test_problem_files_are_noted(cold, hostile):
+    report = finished(cold)
+    _, problems, _ = hostile
+    noted = {n["file"]: n["reason"] for n in report["notes"]}
+    missing = []
+    for rel, what in sorted(problems.items()):
+        if rel == "weights/model.pt":
+            continue  # not a source type: never a candidate (checked below)
+        if rel not in noted:
+            missing.append(f"{rel} ({what})")
+        else:
+            assert "\n" not in noted[rel] and noted[rel], rel
+    for rel in ("gen/deep_parens.py", "gen/deep_calls.py", "gen/deep_ifs.py", "self_dir"):
+        if rel not in noted:
+            missing.append(rel)
+    assert not missing, f"not in the report's notes: {missing}"
+    assert any(n["file"] == "<spec>" and "../outside" in n["reason"] for n in report["notes"]), report["notes"]
+    assert "weights/model.pt" not in json.dumps([s["evidence"] for s in report["saus"]])
+
+
+def test_nothing_outside_the_repo_is_read(cold):
+    text = cold["stdout"].decode("utf-8", "replace")
+    finished(cold)
+    assert SECRET not in text and "0.123456" not in text and "root:x:0:0" not in text
+    report = json.loads(text)
+    for sau in report["saus"]:
+        for ev in sau["evidence"]:
+            f = ev["file"]
+            assert not f.startswith(("/", "..")) and f not in ("leak.py", "secrets.yaml"), (sau["id"], f)
+            assert not f.startswith(("escape_dir/", "self_dir/", "loop_")), (sau["id"], f)
+    assert by_id(report)["h-D1-006"]["status"] != "pass"
+
+
+def test_two_runs_are_byte_identical(cold, warm):
+    finished(cold)
+    finished(warm)
+    assert warm["stdout"] == cold["stdout"]
+
+
+# ----- hazardous formulas one at a time, so a hang names its SAU ---------------------------------------------------
+
+FORMULA_HAZARDS = {
+    "h-D2-015": "10**(10**(10**10)) in expect",
+    "h-D2-016": "2,000-term LaTeX formula",
+}
+
+
+@pytest.mark.parametrize("sau_id", sorted(FORMULA_HAZARDS))
+def test_hostile_formula_is_bounded(hostile, cold, sau_id):
+    repo, _, cache = hostile
+    run = run_cli([str(repo), "--format", "json", "--only", sau_id], cache, timeout=60)
+    assert run["rc"] is not None, f"{FORMULA_HAZARDS[sau_id]}: no verdict within 60s (hang)"
+    report = finished(run)
+    (sau,) = report["saus"]
+    assert sau["status"] in STATUSES
+    if sau["status"] in ("error", "unverified"):
+        assert sau["message"] and "\n" not in sau["message"]
+
+
+def test_too_large_code_expression_is_not_reported_missing(hostile, cold):
+    """gen/long_expr.py computes the formula; an analysis bound hit there is `unverified`, not `missing`."""
+    repo, _, cache = hostile
+    run = run_cli([str(repo), "--format", "json", "--only", "h-D2-010"], cache, timeout=60)
+    (sau,) = finished(run)["saus"]
+    assert sau["status"] in ("pass", "unverified"), sau["message"]
+    if sau["status"] == "unverified":
+        assert "large" in sau["message"] or "bound" in sau["message"], sau["message"]
+
+
+@pytest.mark.parametrize("sau_id", ["h-D2-012", "h-D2-013", "h-D2-014", "h-D2-015", "h-D2-016"])
+def test_unparseable_or_oversized_formula_is_not_decided(cold, sau_id):
+    sau = by_id(finished(cold))[sau_id]
+    assert sau["status"] in ("error", "unverified"), (sau["status"], sau["message"])
+    assert sau["score"] is None
+
+
+# ----- bad arguments: exit 2, one line, no traceback ----------------------------------------------------------------
+
+
+def bad_argument_cases(repo: Path) -> dict[str, list[str]]:
+    return {
+        "missing-repo": [str(repo.parent / "no-such-repo")],
+        "repo-is-a-file": [str(repo / "train.py")],
+        "spec-missing": [str(repo), "--spec", str(repo / "no-such-spec.yaml")],
+        "spec-is-a-directory": [str(repo), "--spec", str(repo / "gen")],
+        "only-unknown-ids": [str(repo), "--only", "h-D1-001,no-such-sau"],
+        "format-unknown": [str(repo), "--format", "xml"],
+        "spec-is-a-symlink-loop": [str(repo), "--spec", str(repo / "loop_a")],
+        "spec-is-binary": [str(repo), "--spec", str(repo / "weights" / "model.pt")],
+    }
+
+
+@pytest.mark.parametrize("case", sorted(bad_argument_cases(Path("x"))))
+def test_bad_arguments_exit_2_with_one_line(hostile, case):
+    repo, _, cache = hostile
+    run = run_cli([*bad_argument_cases(repo)[case], "--format", "json"], cache, timeout=60)
+    assert run["rc"] == 2, (run["rc"], run["stderr"][-500:])
+    assert "Traceback" not in run["stderr"]
+    assert run["stdout"] == b""
+    lines = [ln for ln in run["stderr"].splitlines() if ln.strip() and not ln.startswith(("Usage:", "Try "))]
+    assert len(lines) == 1, run["stderr"]
+    assert "error" in lines[0].lower()

@@ -119,7 +119,7 @@ def test_hydra_interpolation_and_shell_variables():
     )
     resolver = ValueResolver(index)
     assert {c.value for c in resolver.resolve(["d_model"]).top} == {512}
-    assert top(resolver.resolve(["lr"])) == [(2e-4, "run.sh:1")]
+    assert top(resolver.resolve(["lr"])) == [(2e-4, "run.sh:2")]  # the flag sets it; $LR feeds the flag
 
 
 def test_comments_tests_docs_and_dead_constants_never_win():
@@ -314,3 +314,24 @@ def test_generic_names_count_as_keywords_of_the_lexicon_apis():
     bare = make_index(calls=[call("LoraConfig", "train.py:20", (), {"lora_alpha": "32"}, qualname="peft.LoraConfig")])
     res = ValueResolver(bare).resolve(["lora_rank"])
     assert res.library_default is not None and res.library_default.value == 8
+
+
+def test_call_to_a_repo_class_uses_its_own_signature_and_defaults():
+    from verifier.index.facts import Definition, Span
+
+    index = make_index(
+        [bind("default", "clip_range", "0.2", "ppo/algo.py:5", path="PPO.__init__.clip_range",
+              scope="PPO.__init__", owner="PPO.__init__")],
+        calls=[
+            call("PPO", "train.py:30", ("policy", "env"), qualname="ppo.algo.PPO", scope="main"),
+            call("PPO", "sweep.py:9", ("policy", "env", "3e-4", "0.1"), qualname="ppo.algo.PPO", scope="main"),
+        ],
+        definitions=[
+            Definition("class", "PPO", "PPO", "ppo.algo", Span("ppo/algo.py", 3, 40)),
+            Definition("method", "__init__", "PPO.__init__", "ppo.algo", Span("ppo/algo.py", 4, 12),
+                       params=("self", "policy", "env", "lr", "clip_range")),
+        ],
+    )
+    results = {a.site.span.file: a for a in ValueResolver(index).resolve_call_arg("PPO", "clip_range")}
+    assert (results["train.py"].status, results["train.py"].value) == ("passed", 0.2)
+    assert (results["sweep.py"].status, results["sweep.py"].value) == ("passed", 0.1)

@@ -45,6 +45,15 @@ def fold_at(resolver: ValueResolver, span: Span, scope: str, expr: str) -> tuple
     return True, found.value
 
 
+def expected_value(value: Any) -> Any:
+    """A claimed argument written as an expression (``"math.sqrt(5)"``, ``"1/3"``) is its value."""
+    if isinstance(value, str):
+        folded = fold(value)
+        if folded.ok and not isinstance(folded.value, str):
+            return folded.value
+    return value
+
+
 def snippet(index: RepoIndex, file: str, line: int, end_line: int | None = None) -> str:
     try:
         text = index.lines(file, line, min(end_line or line, line + SNIPPET_LINES - 1))

@@ -329,11 +329,12 @@ class Translator:
     def _stmt(self, stmt: ast.stmt, path: _Path, n_paths: int) -> list[_Path]:
         try:
             return self._stmt_inner(stmt, path, n_paths)
-        except RecursionError:
+        except Exception as exc:  # noqa: BLE001 - SymPy raises many kinds on odd input; one statement is lost
+            why = "expression too deep" if isinstance(exc, RecursionError) else f"not translated ({type(exc).__name__})"
             for target in _assigned_names(stmt):
-                path.env[target] = self._leaf(target.rsplit(".", 1)[-1])
+                path.env[target] = self._leaf(_key_leaf(target), stmt.lineno)
             if self._model is not None:
-                self._model.notes.append(f"line {stmt.lineno}: expression too deep, kept as a leaf")
+                self._model.notes.append(f"line {stmt.lineno}: {why}, kept as a leaf")
             return [path]
 
     def _stmt_inner(self, stmt: ast.stmt, path: _Path, n_paths: int) -> list[_Path]:
@@ -684,7 +685,7 @@ class Translator:
             return _piecewise(bound.get("condition"), bound.get("x"), bound.get("other"))
         if kind == "maxmin":
             other = bound.get("other")
-            if isinstance(other, sp.Expr) and not (other.is_Integer and not builtin):
+            if isinstance(other, sp.Expr) and isinstance(x, sp.Expr) and not (other.is_Integer and not builtin):
                 return sp.Max(x, other) if entry.name == "max" else sp.Min(x, other)
             if isinstance(x, Marker) and x.kind == "tuple" and builtin:
                 items = [v for v in x.value if isinstance(v, sp.Expr)]

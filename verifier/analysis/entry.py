@@ -45,6 +45,10 @@ IMPLICIT_METHODS = (
     "__enter__",
     "__exit__",
     "reset_parameters",
+    "_reset_parameters",
+    "_init_weights",  # transformers' post_init() applies it from library code
+    "init_weights",
+    "post_init",
     "training_step",
     "validation_step",
     "test_step",

@@ -748,7 +748,7 @@ def _synonym_index() -> dict[str, str]:
     for group in api_table().synonyms:
         head = group[0]
         for word in group:
-            index.setdefault(word.strip("_"), head)
+            index.setdefault(word, head)
     return index
 
 
@@ -771,7 +771,7 @@ def canonical(name: str) -> _Canon:
     while i < len(parts):
         for span in (3, 2, 1):
             chunk = parts[i : i + span]
-            if len(chunk) < span:
+            if len(chunk) < span or (span == 1 and chunk[0] in _FILLER):
                 continue
             joined = "_".join(chunk)
             glued = "".join(chunk)

@@ -78,14 +78,15 @@ class Flow:
 
 class FlowBuilder:
     def __init__(self, index, graph: CallGraph, *, should_inline: Callable[[FnKey], bool], max_depth: int,
-                 max_nodes: int) -> None:
+                 max_nodes: int, cache: dict | None = None) -> None:
         self.index = index
         self.cg = graph
         self.should_inline = should_inline
         self.max_depth = max_depth
         self.max_nodes = max_nodes
-        self._cfgs: dict[int, CFG] = {}
-        self._types: dict[int, dict[str, str]] = {}
+        # Shared across the checks of a run when given; entries keep their node so a reused id() never hits.
+        self._cfgs: dict[int, tuple[ast.AST, CFG]] = {} if cache is None else cache.setdefault("cfgs", {})
+        self._types: dict[int, tuple[ast.AST, dict[str, str]]] = {} if cache is None else cache.setdefault("types", {})
 
     # ----- lookups -----------------------------------------------------------------------------------------
     def node_of(self, definition: Definition) -> ast.AST | None:
@@ -95,14 +96,16 @@ class FlowBuilder:
         return function_nodes(tree).get(definition.qualname)
 
     def _cfg(self, node: ast.AST) -> CFG:
-        if id(node) not in self._cfgs:
-            self._cfgs[id(node)] = build_cfg(node.body, self.max_nodes)
-        return self._cfgs[id(node)]
+        hit = self._cfgs.get(id(node))
+        if hit is None or hit[0] is not node or hit[1].graph.number_of_nodes() > self.max_nodes:
+            hit = self._cfgs[id(node)] = (node, build_cfg(node.body, self.max_nodes))
+        return hit[1]
 
     def _local_types(self, node: ast.AST) -> dict[str, str]:
-        if id(node) not in self._types:
-            self._types[id(node)] = {} if isinstance(node, ast.Module) else local_types(node)
-        return self._types[id(node)]
+        hit = self._types.get(id(node))
+        if hit is None or hit[0] is not node:
+            hit = self._types[id(node)] = (node, {} if isinstance(node, ast.Module) else local_types(node))
+        return hit[1]
 
     # ----- building ----------------------------------------------------------------------------------------
     def build(self, root: Root) -> Flow:

@@ -21,6 +21,7 @@ LEAF_ALIASES = {
     "clip_grad_norm_": ("clip_grad_norm", "clip_gradients"),
 }
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+MODE_SWITCHES = ("train", "eval")
 
 
 def role_of(receiver: str, receiver_type: str = "") -> str:
@@ -64,12 +65,15 @@ class Step:
         return (self.leaf, *LEAF_ALIASES.get(self.leaf, ()))
 
     def matches(self, *, name: str, receiver: str, leaf: str, qualname: str, receiver_type: str = "",
-                definition: str = "") -> bool:
+                definition: str = "", nargs: int = 0) -> bool:
         """``name``/``receiver``: the call as written after aliases; ``qualname``: import-resolved;
         ``definition``: the repo function it runs (``Trainer.normalize``), if any."""
         if leaf not in self.leaves():
             return False
         role = role_of(receiver, receiver_type)
+        if (not self.head and leaf in MODE_SWITCHES and receiver and not definition and nargs <= 1
+                and "trainer" not in receiver.lower()):
+            return False  # `model.train()` / `model.eval()` switch a mode; they are not the training phase
         if not self.head:
             if self.leaf == "step":
                 # `self.step(batch)` running the repo's own training step is not the optimizer's step.

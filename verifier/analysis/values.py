@@ -491,8 +491,8 @@ class ValueResolver:
             var = env_ref.group(1)
             for e in self._env_bindings(b.span.file, var, b.span.line):
                 sub = self.evaluate(e, depth + 1)
-                if sub is not None and sub.resolved:
-                    return Candidate(b, sub.value, True, tier, sub.source, (_link(b, sub.value),) + sub.chain)
+                if sub is not None and sub.resolved:  # the flag is where the value is set; the variable feeds it
+                    return Candidate(b, sub.value, True, tier, b, (_link(b, sub.value),) + sub.chain)
             return Candidate(b, None, False, tier, b, (_link(b, None),), f"${var} is not set in {b.span.file}")
         if b.constant and b.value is not None:
             value = _normalise_literal(b.value)
@@ -773,15 +773,24 @@ class ValueResolver:
         entry = self.library.lookup(call)
         out: list[CallArg] = []
         for site in self._sites(call, scope):
-            lib = entry or self.library.lookup(site.qualname)
-            name = arg if isinstance(arg, str) else (lib.param_at(arg) if lib else None) or f"#{arg}"
+            own = self._repo_signature(site)
+            lib = None if own is not None else (self.library.lookup(site.qualname) or entry)
+            sig = lib or own
+            name = arg if isinstance(arg, str) else (sig.param_at(arg) if sig else None) or f"#{arg}"
             excluded = self._site_excluded(site)
             if excluded:
                 out.append(CallArg(site, name, "stub" if excluded == "stub" else "excluded", reason=excluded))
                 continue
-            expr = self._arg_expr(site, arg, lib)
+            expr = self._arg_expr(site, arg, sig)
             if expr is None:
-                if any(k == "**" for k, _ in site.kwargs):
+                own_default = own.defaults.get(name) if own is not None else None
+                if isinstance(own_default, Binding):
+                    cand = self.evaluate(own_default)
+                    if cand is not None and cand.resolved:
+                        out.append(CallArg(site, name, "passed", cand.value, candidate=cand, library=own.key))
+                    else:
+                        out.append(CallArg(site, name, "unknown", candidate=cand, reason=f"default of {name} does not fold"))
+                elif any(k == "**" for k, _ in site.kwargs):
                     out.append(CallArg(site, name, "unknown", reason="passed through **kwargs"))
                 elif lib and name in lib.defaults:
                     value = lib.defaults[name]
@@ -807,6 +816,32 @@ class ValueResolver:
             else:
                 out.append(CallArg(site, name, "passed", cand.value, candidate=cand, library=lib.key if lib else ""))
         return out
+
+    def _repo_signature(self, site: CallSite) -> LibraryEntry | None:
+        """The repo's own function or class a call reaches: its parameter order and default bindings."""
+        for d in self.index.definitions_named(_leaf(site.qualname)):
+            if f"{d.module}.{d.qualname}" == site.qualname or (
+                d.span.file == site.span.file and d.qualname == site.callee
+            ):
+                target = d
+                if d.kind == "class":
+                    inits = [
+                        i
+                        for i in self.index.definitions_named(f"{d.qualname}.__init__")
+                        if i.span.file == d.span.file
+                    ]
+                    if not inits:
+                        continue
+                    target = inits[0]
+                params = tuple(p for p in target.params if p not in _SELF)
+                facts = self.index.files.get(target.span.file)
+                defaults = {
+                    b.name: b
+                    for b in (facts.bindings if facts is not None else ())
+                    if b.kind in (BindingKind.default, BindingKind.click) and b.owner == target.qualname
+                }
+                return LibraryEntry(target.qualname, params, defaults)
+        return None
 
     def _sites(self, call: str, scope: str | None) -> list[CallSite]:
         sites = list(self.index.calls_to(call))
@@ -989,7 +1024,7 @@ def _dedupe_by_source(cands: list[Candidate]) -> list[Candidate]:
     for c in sorted(cands, key=lambda c: c.key):
         skey = _binding_key(c.source)
         kept = by_source.get(skey)
-        if kept is None or (c.key == skey and kept.key != skey) or (kept.key != skey and c.tier > kept.tier):
+        if kept is None or c.tier > kept.tier or (c.tier == kept.tier and c.key == skey and kept.key != skey):
             by_source[skey] = c
     return list(by_source.values())
 

@@ -19,11 +19,11 @@ from verifier.analysis.calibration import (
 from verifier.analysis.callsite import (
     bind_arguments,
     evidence_at,
+    expected_value,
     fold_at,
     sorted_unique,
 )
 from verifier.analysis.entry import CallGraph, call_graph
-from verifier.analysis.fold import fold
 from verifier.analysis.imports import ModuleMap, module_map
 from verifier.checks.base import Context, checker
 from verifier.checks.value import resolver_for
@@ -260,15 +260,6 @@ def _count_result(check: CallCheck, ctx: Context, target: str, matching) -> Chec
     ev = [evidence_at(ctx.index, o.site.span, "call") for o in matching[:5]]
     message = f"{target} is called {n} time(s) with the claimed arguments from running code; the claim says {bounds}."
     return CheckResult.failed(KIND, Status.mismatch, message, sorted_unique(ev))
-
-
-def expected_value(value: Any) -> Any:
-    """A claimed argument written as an expression (``"math.sqrt(5)"``, ``"1/3"``) is its value."""
-    if isinstance(value, str):
-        folded = fold(value)
-        if folded.ok and not isinstance(folded.value, str):
-            return folded.value
-    return value
 
 
 def _squeeze(expected: Any, actual: Any) -> Any:

@@ -21,6 +21,7 @@ from verifier.spec.model import ExistsCheck
 KIND = "exists"
 _DOTTED = re.compile(r"^\s*[A-Za-z_][\w.]*\s*$")
 EXCLUDED_ROLES = (FileRole.test, FileRole.doc)
+MAX_LISTED_ENTRIES = 20  # in the details of an unwired verdict
 
 
 @checker(KIND)
@@ -82,7 +83,7 @@ def _check(check: ExistsCheck, ctx: Context) -> CheckResult:
         message = f"{symbol} is implemented at {d.span.file}:{d.span.line} but the repo has no entry point that could call it."
     else:
         message = f"{symbol} is implemented but never called from an entry point ({d.span.file}:{d.span.line})."
-    return CheckResult.partial(KIND, 0.75, message, ev, entries=[e.node.label() for e in graph.entries])
+    return CheckResult.partial(KIND, 0.75, message, ev, entries=[e.node.label() for e in graph.entries[:MAX_LISTED_ENTRIES]])
 
 
 def _aliased(ctx: Context, symbol: str) -> list[Definition]:

@@ -56,6 +56,7 @@ class RepoFormulas:
         self.effective = _effective_values(ctx)
         self._translators: dict[str, Translator | None] = {}
         self._models: dict[str, list[FunctionModel]] = {}
+        self._prepared: dict[tuple, list] = {}
 
     def translator(self, path: str) -> Translator | None:
         if path not in self._translators:
@@ -74,6 +75,19 @@ class RepoFormulas:
             tr = self.translator(path)
             self._models[path] = tr.all_functions() if tr is not None else []
         return self._models[path]
+
+    def prepared(self, model: FunctionModel, keep: bool) -> list[tuple[Candidate, sp.Expr, frozenset, set[str]]]:
+        """A function's candidates with their compared form, shape and symbol names (once per run)."""
+        key = (model.file, model.qualname, model.line, keep)
+        if key not in self._prepared:
+            out = []
+            for cand in model.candidates:
+                expr = cand.expr if keep else strip_reductions(cand.expr)
+                if not isinstance(expr, sp.Expr) or expr.is_Atom or not expr.free_symbols:
+                    continue
+                out.append((cand, expr, profile(expr), {s.name for s in expr.free_symbols}))
+            self._prepared[key] = out
+        return self._prepared[key]
 
     def _helper(self, name: str, cls: str | None):
         """A repo function called by name from another file (``from utils import extract``)."""
@@ -202,14 +216,11 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
         for model in repo.models(path):
             if not _qual_in_scope(model.qualname, check.scope) or model.qualname in stub_defs:
                 continue
-            for cand in model.candidates:
-                expr = cand.expr if keep else strip_reductions(cand.expr)
-                if not isinstance(expr, sp.Expr) or expr.is_Atom or not expr.free_symbols:
-                    continue
-                score = _shape_similarity(p_profile, profile(expr), p_syms, len(expr.free_symbols))
+            for cand, expr, shape, names in repo.prepared(model, keep):
+                score = _shape_similarity(p_profile, shape, p_syms, len(names))
                 score += 0.15 * max(_name_score(cand.target, words), _name_score(model.qualname.rsplit(".", 1)[-1], words))
                 if spec_names:
-                    present = {s.name for s in expr.free_symbols} | {k.rsplit(".", 1)[-1] for k in model.named}
+                    present = names | {k.rsplit(".", 1)[-1] for k in model.named}
                     score += 0.3 * len(spec_names & present) / len(spec_names)
                 ranked.append(Ranked(score, cand, expr, model))
     ranked.sort(key=lambda r: (-r.score, r.cand.file, r.cand.line, r.cand.target, r.cand.path))

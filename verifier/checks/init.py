@@ -12,17 +12,28 @@ Scheme names and API signatures are data in rules/init_schemes.yaml.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier import rules
 from verifier.analysis.calibration import compare, fmt
-from verifier.analysis.callsite import evidence_at, fold_at, sorted_unique
+from verifier.analysis.callsite import (
+    evidence_at,
+    expected_value,
+    fold_at,
+    sorted_unique,
+)
 from verifier.analysis.entry import call_graph
 from verifier.analysis.imports import ModuleMap, module_map
+from verifier.analysis.initializers import (
+    PRIMARY_SLOTS,
+    Target,
+    bind_init_args,
+    scheme_of_expr,
+    schemes,
+    string_literal,
+    tensor_parts,
+)
 from verifier.checks.base import Context, checker
-from verifier.checks.call import expected_value
 from verifier.checks.call import in_scope as call_in_scope
 from verifier.checks.value import resolver_for
 from verifier.index.facts import BindingKind, CallSite, FileRole, Span
@@ -33,12 +44,7 @@ from verifier.spec.model import InitCheck
 KIND = "init"
 ARG_TOLERANCE = 1e-6  # claims write sqrt(5) as 2.236068
 MAX_STATEMENT_LINES = 60  # an assignment spanning more lines is not a layer definition we attribute names from
-SLOTS = ("weight", "bias", "kernel", "scale", "embedding")
-PRIMARY_SLOTS = ("weight", "kernel", "embedding")
 EXCLUDED_ROLES = (FileRole.test, FileRole.doc)
-TIER_NAMES = {3: "explicit", 2: "construction", 1: "init hook", 0: "library default"}
-_PASSTHROUGH_METHODS = ("to", "float", "half", "double", "cuda", "contiguous", "detach", "clone", "requires_grad_")
-_SUBSCRIPT = re.compile(r"\[[^\]]*\]")
 
 
 @dataclass
@@ -55,53 +61,6 @@ class InitSite:
 
     def unresolved_keys(self) -> set[str]:
         return {u.split("=", 1)[0] for u in self.unresolved}
-
-
-@dataclass(frozen=True)
-class Target:
-    base: tuple[str, ...]
-    slot: str | None
-
-    @classmethod
-    def parse(cls, name: str) -> Target:
-        parts = tensor_parts(name)
-        if len(parts) > 1 and parts[-1] in SLOTS:
-            return cls(tuple(parts[:-1]), parts[-1])
-        return cls(tuple(parts), None)
-
-    def matches(self, parts: list[str]) -> bool:
-        """Does a tensor expression (split into parts, see :func:`tensor_parts`) name this target?"""
-        slot = None
-        if len(parts) > 1 and parts[-1] in SLOTS:
-            parts, slot = parts[:-1], parts[-1]
-        n = len(self.base)
-        if not n or tuple(parts[-n:]) != self.base:
-            return False
-        return self.slot_ok(slot)
-
-    def slot_ok(self, slot: str | None) -> bool:
-        if self.slot is None:
-            return slot is None or slot in PRIMARY_SLOTS
-        return slot == self.slot or (self.slot in PRIMARY_SLOTS and slot in PRIMARY_SLOTS)
-
-    @property
-    def wanted_slot(self) -> str:
-        return self.slot or "weight"
-
-
-def tensor_parts(text: str) -> list[str]:
-    """``self.blocks[0].lora_B.weight.data`` -> [blocks, lora_B, weight]."""
-    cleaned = _SUBSCRIPT.sub("", text.replace(" ", ""))
-    parts = [p for p in cleaned.split(".") if p]
-    if parts and parts[0] in ("self", "cls"):
-        parts = parts[1:]
-    while parts and parts[-1] == "data":
-        parts = parts[:-1]
-    return parts
-
-
-def _schemes() -> dict:
-    return rules.load("init_schemes.yaml")
 
 
 @checker(KIND)
@@ -124,17 +83,17 @@ def _check(check: InitCheck, ctx: Context) -> CheckResult:
     if graph.entries:
         for site in sites:
             site.reachable = graph.scope_reachable(site.span.file, site.scope) is not None
-    top = max(s.tier for s in sites)
-    candidates = [s for s in sites if s.tier == top]
-    if any(s.reachable for s in candidates):
-        candidates = [s for s in candidates if s.reachable]
+    # Code that never runs does not initialise anything, unless nothing about the tensor runs at all.
+    live = [s for s in sites if s.reachable] or sites
+    top = max(s.tier for s in live)
+    candidates = [s for s in live if s.tier == top]
     graded = [(grade(check.expect, check.args, s), s) for s in candidates]
     (status, score, reason), site = max(graded, key=lambda g: (g[0][1], -g[1].span.line))
     ev = [evidence_at(ctx.index, site.span, "init", note=site.how)]
     ev += [evidence_at(ctx.index, extra, "definition") for extra in site.extra]
     where = f"{site.span.file}:{site.span.line}"
     described = describe(site, check.args)
-    asked = {(_schemes().get("arg_aliases") or {}).get(k, k) for k in check.args}
+    asked = {(schemes().get("arg_aliases") or {}).get(k, k) for k in check.args}
     pending = [u for u in site.unresolved if u.split("=", 1)[0] in asked]
     if pending and status is Status.pass_:
         return CheckResult.unverified(
@@ -155,7 +114,7 @@ def _check(check: InitCheck, ctx: Context) -> CheckResult:
 
 def describe(site: InitSite, claimed: dict[str, Any] | None = None) -> str:
     """``normal(std=0.02)``: the scheme with the arguments the claim is about (or its scale, if any)."""
-    aliases = _schemes().get("arg_aliases") or {}
+    aliases = schemes().get("arg_aliases") or {}
     keys = {aliases.get(k, k) for k in claimed or {}} or {"std", "val"}
     shown = {k: v for k, v in sorted(site.args.items()) if k in keys}
     if not shown:
@@ -165,7 +124,7 @@ def describe(site: InitSite, claimed: dict[str, Any] | None = None) -> str:
 
 # ----- grading ----------------------------------------------------------------------------------------
 def grade(expect: str, expected_args: dict[str, Any], site: InitSite) -> tuple[Status, float, str]:
-    data = _schemes()
+    data = schemes()
     as_constant = data.get("as_constant") or {}
     aliases = data.get("arg_aliases") or {}
     actual_scheme, actual_args = site.scheme, dict(site.args)
@@ -215,7 +174,7 @@ def _admitted(ctx: Context, site: CallSite, scope: str | None) -> bool:
 
 
 def _explicit_calls(ctx: Context, modules: ModuleMap, target: Target, scope: str | None) -> list[InitSite]:
-    data = _schemes()
+    data = schemes()
     functions, inplace = data["functions"], data["inplace"]
     namespaces = tuple(data.get("function_namespaces") or ())
     out: list[InitSite] = []
@@ -246,14 +205,14 @@ def _explicit_site(modules, site: CallSite, leaf, target, functions, inplace, na
         if tensor is None or not target.matches(tensor_parts(tensor)):
             return None
         spec = functions[leaf]
-        raw = _bind(spec, list(site.args[1:]), site.kwargs, skip=("tensor",))
+        raw = bind_init_args(spec, list(site.args[1:]), site.kwargs, skip=("tensor",))
         return InitSite(spec["scheme"], raw, site.span, site.scope, 3, f"{site.callee}({tensor}, ...)")
     if leaf in inplace and len(parts) > 1:
         receiver = ".".join(parts[:-1])
         if not target.matches(tensor_parts(receiver)):
             return None
         spec = inplace[leaf]
-        raw = _bind(spec, list(site.args), site.kwargs)
+        raw = bind_init_args(spec, list(site.args), site.kwargs)
         return InitSite(spec["scheme"], raw, site.span, site.scope, 3, f"{receiver}.{leaf}(...)")
     return None
 
@@ -262,7 +221,7 @@ def _named_param(modules, site: CallSite, leaf: str, target: Target) -> InitSite
     """Flax ``self.param("pos_embed", init_fn, shape)`` / torch ``register_parameter("w", Parameter(...))``."""
     if len(site.args) < 2:
         return None
-    name = _string_literal(site.args[0])
+    name = string_literal(site.args[0])
     if name is None or not target.matches([name]):
         return None
     parsed = scheme_of_expr(modules, site.span.file, site.args[1])
@@ -275,7 +234,7 @@ def _named_param(modules, site: CallSite, leaf: str, target: Target) -> InitSite
 
 def _layer_kwargs(ctx: Context, modules: ModuleMap, target: Target, scope: str | None) -> list[InitSite]:
     """Flax/Haiku layers built with ``kernel_init=`` / ``bias_init=``, named like the target."""
-    init_kwargs = _schemes().get("init_kwargs") or {}
+    init_kwargs = schemes().get("init_kwargs") or {}
     out: list[InitSite] = []
     for site in _calls_with_kwargs(ctx, tuple(sorted(init_kwargs))):
         if not _admitted(ctx, site, scope):
@@ -308,7 +267,7 @@ def _calls_with_kwargs(ctx: Context, keys: tuple[str, ...]) -> list[CallSite]:
 
 def layer_name(ctx: Context, site: CallSite) -> str | None:
     """What a layer construction is called: its ``name=`` or the attribute/variable it is assigned to."""
-    literal = _string_literal(dict(site.kwargs).get("name", ""))
+    literal = string_literal(dict(site.kwargs).get("name", ""))
     if literal:
         return literal
     for b in _assignments_by_line(ctx, site.span.file).get(site.span.line, ()):
@@ -377,7 +336,7 @@ class Layer:
 
 def _layers_named(ctx: Context, modules: ModuleMap, target: Target, scope: str | None) -> list[Layer]:
     """Library layers (torch.nn.Linear, flax.linen.Dense, ...) bound to the target's name."""
-    defaults = _schemes().get("library_defaults") or {}
+    defaults = schemes().get("library_defaults") or {}
     out: list[Layer] = []
     seen: set[tuple] = set()
     for key in sorted(defaults):
@@ -400,7 +359,7 @@ def _names_layer(target: Target, name: str) -> bool:
 
 
 def _library_defaults(target: Target, layers: list[Layer]) -> list[InitSite]:
-    defaults = _schemes().get("library_defaults") or {}
+    defaults = schemes().get("library_defaults") or {}
     out = []
     for layer in layers:
         slots = defaults.get(layer.qualified) or {}
@@ -417,7 +376,7 @@ def _hooks(ctx: Context, modules: ModuleMap, target: Target, scope: str | None, 
     ``m.weight`` for every module of the type an ``isinstance`` guard admits."""
     if not layers:
         return []
-    data = _schemes()
+    data = schemes()
     functions, namespaces = data["functions"], tuple(data.get("function_namespaces") or ())
     out: list[InitSite] = []
     seen: set[tuple[str, int, str]] = set()
@@ -480,93 +439,6 @@ def _same_type(layer: str, guard: str) -> bool:
     return layer == guard or layer.endswith("." + guard) or guard.endswith("." + layer.rsplit(".", 1)[-1])
 
 
-# ----- reading initialiser expressions ----------------------------------------------------------------
-def scheme_of_expr(modules: ModuleMap, path: str, text: str) -> tuple[str, dict[str, Any]] | None:
-    """The scheme an expression creates a tensor with, and its raw (unfolded) argument texts."""
-    try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    return _scheme_of_node(modules, path, node, 0)
-
-
-def _scheme_of_node(modules: ModuleMap, path: str, node: ast.AST, depth: int):
-    if depth > 8:
-        return None
-    data = _schemes()
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
-        for tensor, factor in ((node.left, node.right), (node.right, node.left)):
-            inner = _scheme_of_node(modules, path, tensor, depth + 1)
-            if inner is None:
-                continue
-            scheme, raw = inner
-            spec = data["constructors"].get(_leaf(tensor)) or {}
-            scale_key = spec.get("scale")
-            if not scale_key or (isinstance(node.op, ast.Div) and tensor is node.right):
-                return None
-            base = raw.get(scale_key, repr(spec.get("defaults", {}).get(scale_key, 1.0)))
-            op = "*" if isinstance(node.op, ast.Mult) else "/"
-            raw = {**raw, scale_key: f"({base}) {op} ({ast.unparse(factor)})"}
-            return scheme, raw
-        return None
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in _PASSTHROUGH_METHODS and isinstance(func.value, ast.Call):
-            return _scheme_of_node(modules, path, func.value, depth + 1)
-        name = _dotted(func)
-        if name is None:
-            return None
-        resolved = modules.qualify(path, name)
-        leaf = resolved.rsplit(".", 1)[-1]
-        prefix = resolved.rpartition(".")[0]
-        if leaf == "Parameter" and node.args:
-            return _scheme_of_node(modules, path, node.args[0], depth + 1)
-        if leaf in data["flax"] and _in_namespaces(prefix, data.get("flax_namespaces")):
-            spec = data["flax"][leaf]
-            args = [ast.unparse(a) for a in node.args]
-            kwargs = tuple((k.arg or "**", ast.unparse(k.value)) for k in node.keywords)
-            return spec["scheme"], _bind(spec, args, kwargs)
-        if leaf in data["constructors"] and (not prefix or _in_namespaces(prefix, data.get("constructor_namespaces"))):
-            spec = data["constructors"][leaf]
-            raw = {k: repr(v) for k, v in (spec.get("defaults") or {}).items()}
-            if "value_arg" in spec and len(node.args) > spec["value_arg"]:
-                raw["val"] = ast.unparse(node.args[spec["value_arg"]])
-            for kw in node.keywords:
-                if kw.arg in ("mean", "std") and leaf == "normal":
-                    raw[kw.arg] = ast.unparse(kw.value)
-                if kw.arg == "fill_value":
-                    raw["val"] = ast.unparse(kw.value)
-            return spec["scheme"], raw
-        return None
-    if isinstance(node, (ast.Attribute, ast.Name)):
-        name = _dotted(node)
-        resolved = modules.qualify(path, name) if name else ""
-        leaf, prefix = resolved.rsplit(".", 1)[-1], resolved.rpartition(".")[0]
-        if leaf in data["flax"] and _in_namespaces(prefix, data.get("flax_namespaces")):
-            spec = data["flax"][leaf]
-            return spec["scheme"], {k: repr(v) for k, v in (spec.get("defaults") or {}).items()}
-    return None
-
-
-def _in_namespaces(prefix: str, namespaces) -> bool:
-    return any(prefix == ns or prefix.endswith("." + ns) for ns in namespaces or ())
-
-
-def _bind(spec: dict, args: list[str], kwargs, skip: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Argument texts by canonical name, over the API's documented defaults."""
-    aliases = _schemes().get("arg_aliases") or {}
-    kw_map = spec.get("kw") or {}
-    raw: dict[str, Any] = {k: repr(v) for k, v in (spec.get("defaults") or {}).items()}
-    for name, text in zip(spec.get("params") or (), args):
-        if not text.startswith("*"):
-            raw[name] = text
-    for key, text in kwargs:
-        if key == "**" or key in skip:
-            continue
-        raw[kw_map.get(key) or aliases.get(key) or key] = text
-    return raw
-
-
 def _fold_args(ctx: Context, site: InitSite, raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     values: dict[str, Any] = {}
     unresolved: list[str] = []
@@ -582,28 +454,3 @@ def _fold_args(ctx: Context, site: InitSite, raw: dict[str, Any]) -> tuple[dict[
         else:
             unresolved.append(f"{key}={text}")
     return values, unresolved
-
-
-def _string_literal(text: str) -> str | None:
-    t = (text or "").strip()
-    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
-        return t[1:-1]
-    return None
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
-def _leaf(node: ast.AST) -> str:
-    if isinstance(node, ast.Call):
-        node = node.func
-    name = _dotted(node)
-    return name.rsplit(".", 1)[-1] if name else ""

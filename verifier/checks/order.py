@@ -85,31 +85,41 @@ def _check(check, steps: list[Step], ctx: Context) -> CheckResult:
     for found in containers:
         relevant.update(cg.ancestors(found, ctx.options.max_call_depth, cut))
     builder = FlowBuilder(index, cg, should_inline=relevant.__contains__, max_depth=ctx.options.max_call_depth,
-                          max_nodes=ctx.options.max_cfg_nodes)
+                          max_nodes=ctx.options.max_cfg_nodes, cache=ctx.memo("order.flow-cache", dict))
     if check.relation == "phases":
         files = [p for p in index.files if index.in_scope(p, glob)] if glob else None
-        candidates = [(e.label, e.flow, e.launches) for e in entry_flows(index, builder, files)]
+        entries = entry_flows(index, builder, files)
+        candidates = [(e.label, e.flow, e.launches) for e in entries if not e.flow.truncated]
         if not candidates:
+            too_big = sorted(e.flow.truncated for e in entries if e.flow.truncated)
+            if too_big:
+                return CheckResult.unverified(KIND, f"control flow too large to decide: {too_big[0]}",
+                                              limit=ctx.options.max_cfg_nodes)
             return CheckResult.unverified(KIND, "no entry point (__main__ block or launch script) to order phases from")
     else:
         roots, problem = _roots(ctx, cg, builder, containers, scope if scope and not glob else None, glob)
         if problem:
             return problem
-        candidates = []
+        candidates, too_big = [], []
         for root in roots:
             flow = builder.build(root)
             if flow.truncated:
-                return CheckResult.unverified(KIND, f"control flow too large to decide: {flow.truncated}",
-                                              notes=sorted(set(flow.notes)), limit=ctx.options.max_cfg_nodes)
-            candidates.append((root.label or root.key.label(), flow, set()))
+                too_big.append(flow.truncated)
+            else:
+                candidates.append((root.label or root.key.label(), flow, set()))
     judged = [_judge(label, flow, launches, steps, check.relation) for label, flow, launches in candidates]
     best = max(judged, key=lambda j: j.rank()) if judged else None
+    if check.relation != "phases" and too_big and (best is None or best.status != Status.pass_):
+        return CheckResult.unverified(KIND, f"control flow too large to decide: {sorted(too_big)[0]}",
+                                      limit=ctx.options.max_cfg_nodes, too_large=sorted(too_big))
     if best is None or not best.present:
         return _nothing_found(ctx, steps, containers)
     damaged = _partly_parsed(ctx, best)
     if damaged:
         return CheckResult.unverified(KIND, damaged)
-    if best.status != Status.pass_ and check.relation != "phases" and cut:
+    # Only a missing step or a step outside any loop could change with callers beyond the depth limit.
+    undecided = len(best.present) < len(steps) or any(e.how == "no-loop" for e in best.edges)
+    if best.status != Status.pass_ and check.relation != "phases" and cut and undecided:
         where = ", ".join(sorted(k.label() for k in cut)[:3])
         return CheckResult.unverified(
             KIND, f"call chains longer than the depth limit {ctx.options.max_call_depth} (at {where}): "
@@ -266,7 +276,8 @@ def _judge(label: str, flow: Flow, launches: set[int], steps: list[Step], relati
 
 def _matches(step: Step, ev: Event) -> bool:
     return step.matches(name=ev.name, receiver=ev.receiver, leaf=ev.call.leaf, qualname=ev.qualname,
-                        receiver_type=ev.receiver_type, definition=ev.definition)
+                        receiver_type=ev.receiver_type, definition=ev.definition,
+                        nargs=len(getattr(ev.call.node, "args", ())) + len(getattr(ev.call.node, "keywords", ())))
 
 
 def _edge(flow: Flow, steps: list[Step], relation: str, x: int, y: int, sites) -> Edge:

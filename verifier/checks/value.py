@@ -27,6 +27,7 @@ from verifier.spec.model import ValueCheck
 
 KIND = "value"
 MAX_CONTEXT_EVIDENCE = 4
+MAX_DETAILS = 20  # chain/alternative entries kept for `explain`: enough to see why, small enough to read
 _ROLE_WORDS = {"comment": "a comment or doc", "test": "tests", "dead": "dead code (never read)"}
 
 
@@ -55,7 +56,7 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
     res = resolver.resolve(names, check.scope)
     details: dict[str, Any] = {"names": list(res.names), "expected": _plain(check.expect)}
     context = _context_evidence(ctx, res)
-    details["excluded"] = [link.to_json() for link in sorted(res.excluded + res.stubs, key=_link_key)]
+    details["excluded"] = [link.to_json() for link in sorted(res.excluded + res.stubs, key=_link_key)[:MAX_DETAILS]]
 
     if res.top:
         graded = [(c, compare(check.expect, c.value, check.tolerance)) for c in res.top]
@@ -65,7 +66,8 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
         if status is not Status.pass_:
             message += f"; claimed {fmt(check.expect)}: {reason}"
         if others:
-            message += f"; other values at the same precedence: {', '.join(others)}"
+            shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            message += f"; other values at the same precedence: {shown}"
         evidence = [_evidence(ctx, _source_link(best), "effective")]
         evidence += [
             _evidence(ctx, _source_link(c), "overridden")
@@ -76,8 +78,10 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
             actual=_plain(best.value),
             effective=_source_link(best).to_json(),
             chain=[link.to_json() for link in best.chain]
-            + [_role(c.chain[0], "overridden").to_json() for c in res.overridden],
-            alternatives=[{"value": _plain(c.value), "at": _source_link(c).where()} for c, _ in graded if c is not best],
+            + [_role(c.chain[0], "overridden").to_json() for c in res.overridden[:MAX_DETAILS]],
+            alternatives=[
+                {"value": _plain(c.value), "at": _source_link(c).where()} for c, _ in graded if c is not best
+            ][:MAX_DETAILS],
         )
         return _result(status, score, message, evidence, details)
 
@@ -87,7 +91,7 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
             f"does not fold to a constant ({first.reason})" if first.reason else "does not fold to a constant"
         )
         evidence = [_evidence(ctx, c.chain[0], "effective") for c in res.unresolved[:MAX_CONTEXT_EVIDENCE]]
-        details["chain"] = [link.to_json() for c in res.unresolved for link in c.chain]
+        details["chain"] = [link.to_json() for c in res.unresolved for link in c.chain][:MAX_DETAILS]
         return CheckResult.unverified(KIND, message, _sorted(evidence + context), **details)
 
     if res.stubs:
@@ -126,7 +130,7 @@ def _check_call_arg(check: ValueCheck, ctx: Context, resolver: ValueResolver) ->
     call = check.call or ""
     results = resolver.resolve_call_arg(call, arg, check.scope)
     details: dict[str, Any] = {"call": call, "arg": arg, "expected": _plain(check.expect)}
-    details["sites"] = [_site_json(a) for a in results]
+    details["sites"] = [_site_json(a) for a in results[:MAX_DETAILS]]
     live = [a for a in results if a.status in ("passed", "default")]
     if live:
         graded = [

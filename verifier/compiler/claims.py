@@ -57,7 +57,7 @@ class CompiledClaim:
 
 # ----- cutting the text ------------------------------------------------------------------------------------
 _OPEN, _CLOSE = "([{", ")]}"
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bet al)(?<!\bEq)(?<!\bSec)\.\s+(?=[A-Z(])")
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bet al)(?<!\bEq)(?<!\bSec)\.\s+(?=[A-Z(]|\d[A-Za-z])")
 
 
 def split_fragments(text: str) -> list[tuple[int, int]]:
@@ -207,7 +207,7 @@ def _name_for(key: str, aliases: dict[str, list[str]], unit: str = "", label: st
     unit_canonical = terms.unit_name(unit) if unit else None
     symbol = terms.identifier(key)
     known = terms.canonical_name(key, aliases) if len(symbol) <= 2 else None
-    if len(symbol) <= 2 and (known is None or known.lower() == symbol.lower()):
+    if len(symbol) <= 2 and symbol.lower() not in terms.GREEK_NAMES and (known is None or known.lower() == symbol.lower()):
         # a bare paper symbol ("l", "T", "P'") names nothing in code unless an alias, the unit or the label does
         if any(symbol.lower() == a.lower() or symbol in v for a, v in aliases.items()):
             return known or symbol
@@ -271,16 +271,12 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
             expect = val_text  # a string setting: wavelet=bior2.4, padding mode=periodization
         else:
             return [], ""
-    percent = "%" in val_text
     made: list[int] = []
     for key in keys:
         name = _name_for(key, b.aliases, unit, label)
         if not name:
             return [], f"no parameter name for '{key.strip()}' (add an alias)"
-        value = expect
-        if percent and isinstance(value, (int, float)) and name not in terms.percent_names() and value > 1:
-            value = value  # a percentage of something else: kept as the fraction read
-        made.append(b.add(_value_check(name, value)))
+        made.append(b.add(_value_check(name, expect)))
     if re.search(r"(?<![\w.])\d", match.group("keys")):  # "trained for 100k steps with KL weight beta=1e-3"
         more, _ = _compile_quantities(match.group("keys"), b)
         made.extend(more)
@@ -318,9 +314,9 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
     label_phrase = terms.find_phrase(label) if label else None
     for i, q in enumerate(numbers.find_numbers(body)):
         before = body[last_end : q.start]
-        if re.search(r"\bper\s*$|\$\s*$", before):
+        if re.search(r"\b(?:per|every)\s*$|\$\s*$", before):
             last_end = q.end
-            continue  # "per 1M tokens", "$5.00": a rate or a price, not a setting
+            continue  # "per 1M tokens", "every 1,000 steps", "$5.00": a rate, an interval or a price
         after = body[q.end : q.end + 40]
         name = None
         phrase = terms.find_phrase(before)
@@ -353,7 +349,7 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
 
 
 _INLINE_RE = re.compile(
-    r"(?<![\w.])(?P<key>[A-Za-z][\w']*)\s*=\s*(?P<val>[\[{][^\]}]*[\]}]|[-+−]?[\d.]+(?:[eE][-+−]?\d+)?(?:\s*[x×]\s*10\^?-?\d+)?(?:/\d+(?:\.\d+)?)?[kKMB%]?)(?![\w.])"
+    r"(?<![\w.])(?P<key>[A-Za-z][\w']*)\s*(?:=|∈)\s*(?P<val>[\[{][^\]}]*[\]}]|[-+−]?[\d.]+(?:[eE][-+−]?\d+)?(?:\s*[x×]\s*10\^?-?\d+)?(?:/\d+(?:\.\d+)?)?[kKMB%]?)(?![\w.])(?!\s+if\b)"
 )
 
 
@@ -365,7 +361,8 @@ def _inline_assignments(text: str, b: _Builder) -> tuple[list[int], str]:
     for match in _INLINE_RE.finditer(text):
         value = numbers.parse_value(match.group("val"))
         key = match.group("key")
-        name = _name_for(key, b.aliases) if value is not None else None
+        context = " ".join(text[: match.start()].split()[-3:])  # "at LoRA ranks r ∈ {8, 16}": the words naming r
+        name = _name_for(key, b.aliases, label=context) if value is not None else None
         if name is None:
             continue
         made.append(b.add(_value_check(name, value)))
@@ -405,7 +402,8 @@ def _context_reason(text: str, dimension: Dimension, label: str = "") -> str | N
     lowered = text.lower()
     if dimension == Dimension.numerical and _DATA_STAT_RE.search(text) and "=" not in text:
         return "dataset statistic or parameter count: not set by code"
-    if dimension == Dimension.numerical and re.search(r"\b(?:counts?|statistics|stats|parameter counts?)\b", label, re.IGNORECASE):
+    starts_with_params = re.match(r"\s*(?:tunable |trainable |learnable )?(?:param|params|parameters)\b", text, re.IGNORECASE)
+    if dimension == Dimension.numerical and (starts_with_params or re.search(r"\b(?:counts?|statistics|stats)\b", label, re.IGNORECASE)):
         return "dataset statistic or parameter count: not set by code"
     words = set(re.findall(r"[a-z0-9$]+", lowered))
     if words & terms.context_words() or "$" in text:
@@ -461,6 +459,7 @@ def _fragment(
                 reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name"
         made += _api_checks(body, b)
         made += _protocol_checks(body, b)
+    reason = re.sub(r"§+", "…", reason)  # masked model names, shown as an ellipsis
     if made:
         return Fragment(text, "typed", reason, tuple(sorted(set(made))))
     if formulas_only and not reason:
@@ -507,7 +506,7 @@ def _compile_cached(
         covered.append((span[0], span[1], [index], "split"))
     baselines, spans = find_baselines(text)
     if baselines and sau.dimension in (Dimension.protocol, Dimension.ordering):
-        made = [b.add(ProtocolCheck(rule="baseline", expect=name)) for name in baselines]
+        made = [b.add(ProtocolCheck(rule="baseline", name=name)) for name in baselines]
         for span in spans:
             covered.append((span[0], span[1], made, "baseline"))
 

@@ -79,10 +79,6 @@ def unit_name(unit: str) -> str | None:
     return lexicon_index().get(name.lower(), name) if name else None
 
 
-def percent_names() -> frozenset[str]:
-    return frozenset(_terms().get("percent") or [])
-
-
 def context_words() -> frozenset[str]:
     return frozenset(str(w).lower() for w in _terms().get("context") or [])
 

@@ -181,9 +181,13 @@ def merged_cells(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]
     for row in rows:
         if len(row) < 2:
             continue
-        found = [m.group(0) for m in regex.finditer(terms.normalise_phrase(row[0]))]
+        header = terms.normalise_phrase(row[0])
+        found = [m.group(0) for m in regex.finditer(header)]
         if len(found) < 2:
             continue
+        unnamed = re.sub(r"[^a-z]", "", regex.sub(" ", header))
+        if len(unnamed) > 0.3 * len(re.sub(r"[^a-z]", "", header)):
+            continue  # the cell also names parameters we do not know: pairing by position would shift
         names = [terms.lexicon_index().get(lookup[f].lower(), lookup[f]) for f in found]
         tokens = [_cell_value(t) for t in _VALUE_TOKEN.findall(row[1].replace("−", "-"))]
         values = [v for v in tokens if v is not None and not isinstance(v, bool)]
@@ -340,8 +344,20 @@ def _slug(source_name: str) -> str:
 
 
 def _flow(value: Any) -> str:
-    """One-line YAML (JSON is a YAML subset), keys sorted: stable output for review diffs."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    """One-line YAML, keys sorted: stable output for review diffs.
+
+    JSON is a YAML subset except for one trap: YAML 1.1 reads ``1e-05`` (no dot) as a string, so floats in
+    exponent form are written ``1.0e-05``.
+    """
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {_flow(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    if isinstance(value, float) and not isinstance(value, bool):
+        text = repr(value)
+        mantissa, e, exponent = text.partition("e")
+        return f"{mantissa}.0e{exponent}" if e and "." not in mantissa else text
+    return json.dumps(value, ensure_ascii=False)
 
 
 def render(d: Draft, source_name: str) -> str:

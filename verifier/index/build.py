@@ -43,7 +43,7 @@ def build_index(
     gc_was_enabled = gc.isenabled()
     gc.disable()  # building ~10^6 small acyclic records: the cyclic GC would rescan them over and over
     try:
-        index = _build(root, list(include), list(exclude), use_cache, max_bytes, jobs)
+        index = _build(root, list(include or []), list(exclude or []), use_cache, max_bytes, jobs)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -190,10 +190,20 @@ def _dispatch(cand: Candidate, text: str, facts: FileFacts) -> None:
         notebooks.extract(cand.path, text, facts)
     elif lang in (Language.yaml, Language.json, Language.toml):
         configs.extract(cand.path, text, facts, lang.value)
+        if lang is not Language.json:
+            facts.bindings = _with_comments(facts.bindings, cand.path, text)
     elif lang is Language.shell:
         shell.extract(cand.path, text, facts)
+        facts.bindings = _with_comments(facts.bindings, cand.path, text)
     else:
         facts.bindings = python_facts.prose_bindings(cand.path, text)
+
+
+def _with_comments(bindings: list, path: str, text: str) -> list:
+    """Add the comment bindings of a shell/YAML/TOML file (a shebang is no comment), in line order."""
+    comments = [b for b in python_facts.prose_bindings(path, text, hash_comments_only=True)
+                if b.span.line > 1 or not text.startswith("#!")]
+    return sorted([*bindings, *comments], key=lambda b: b.span.line) if comments else bindings
 
 
 def _read_no_follow(abs_path: str, max_bytes: int) -> bytes | None:

@@ -55,7 +55,7 @@ _SKIP_DIRS = {
     "venv": "virtual environment",
 }
 _TEST_DIRS = frozenset({"tests", "test", "testing", "unittests", "unit_tests", "integration_tests"})
-_DOC_DIRS = frozenset({"docs", "doc", "documentation", "site"})
+_DOC_DIRS = frozenset({"docs", "doc", "documentation"})
 _EXAMPLE_DIRS = frozenset({"examples", "example", "demo", "demos", "tutorials", "tutorial", "samples"})
 _SHEBANG = re.compile(rb"^#!\s*(?:/usr/bin/env\s+)?\S*\b(?:ba|z|k|da)?sh\b")
 

@@ -141,6 +141,15 @@ class RepoIndex:
         end = start if end is None else end
         return "\n".join(text[max(start - 1, 0) : end])
 
+    def cell_of(self, path: str, line: int) -> int | None:
+        """For a notebook, the cell (1-based, as Jupyter numbers them) holding virtual ``line``; else None."""
+        facts = self.files.get(path)
+        if facts is None or facts.language is not Language.notebook:
+            return None
+        from verifier.index.notebooks import cell_of
+
+        return cell_of(self.source(path), line)
+
     def tree(self, path: str) -> ast.Module | None:
         """The file's ``ast`` (never executed); None when the file does not parse at all."""
         if path not in self._trees:

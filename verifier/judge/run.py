@@ -145,7 +145,11 @@ def run_judge(
             }
             lock.put(key, entry)
             out[cid] = _judged(verdict, request, entry, key, False, config.model)
-    written = lock.save()
+    try:
+        written = lock.save()
+    except OSError as exc:  # a read-only checkout: the verdicts stand, only the cache is lost
+        written = False
+        lock.problem = f"cannot write {lock.path.name}: {exc.strerror or exc}"
     summary = {
         "model": config.model,
         "prompt_version": PROMPT_VERSION,

@@ -100,7 +100,6 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
     words = sorted(set(_names(params, rule)) | {a.rsplit(".", 1)[-1] for a in apis})
     lowered = sorted({w.lower() for w in words} | set(words) | {w.replace("-", "_") for w in words})
     views = views_mentioning(ctx, lowered, scope)
-    graph = reach(ctx)
     impls: list[tuple[Impl, object]] = []
     api_calls = []
     for view in views:
@@ -116,6 +115,7 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
     impls = [(i, classify_node(ctx, i.file, i.node, i.qualname)) for i, _ in impls]
     real = [(i, t) for i, t in impls if t.category != "stub"]
     values = run_values(ctx)
+    graph = reach(ctx) if (api_calls or impls) else None
     for call in api_calls:
         if graph.reaches(call.file, call.scope):
             return CheckResult.passed(KIND, f"baseline {name} runs via `{call.name}`",

@@ -160,6 +160,16 @@ class _Walker(ast.NodeVisitor):
             self.has_main = True
         self.generic_visit(node)
 
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.imports.setdefault(alias.asname or alias.name.split(".")[0], alias.name if alias.asname else alias.name.split(".")[0])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = ("." * node.level) + (node.module or "")
+        for alias in node.names:
+            if alias.name != "*":
+                self.imports.setdefault(alias.asname or alias.name, f"{module}.{alias.name}" if module else alias.name)
+
     def visit_Call(self, node: ast.Call) -> None:
         name = dotted(node.func)
         if name:
@@ -171,9 +181,20 @@ class _Walker(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+def _import_nodes(body: list[ast.stmt]):
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Expr, ast.Assign, ast.Return)):
+            for name in ("body", "orelse", "finalbody", "handlers"):
+                stack.extend(getattr(node, name, None) or [])
+
+
 def _imports(tree: ast.Module) -> dict[str, str]:
     out: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in _import_nodes(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -254,13 +275,18 @@ def text_of(ctx, path: str) -> str:
         return ""
 
 
-def views_mentioning(ctx, words: Iterable[str], scope: str | None = None, pattern: re.Pattern | None = None) -> list[FileView]:
-    """Parse only files whose text contains one of ``words`` and matches ``pattern`` (a C-speed prefilter)."""
+def views_mentioning(
+    ctx, words: Iterable[str], scope: str | None = None, pattern: re.Pattern | None = None, ml_only: bool = False
+) -> list[FileView]:
+    """Parse only files whose text contains one of ``words`` (and matches ``pattern``, and uses an ML framework
+    when ``ml_only``): a C-speed prefilter before any tree is built."""
     words = tuple(words)
     out = []
     for path in python_paths(ctx, scope):
         text = text_of(ctx, path)
         if words and not any(w in text for w in words):
+            continue
+        if ml_only and not is_ml_text(ctx, path):
             continue
         if pattern is not None and not pattern.search(text):
             continue
@@ -272,13 +298,23 @@ def views_mentioning(ctx, words: Iterable[str], scope: str | None = None, patter
 
 ML_MARKERS = re.compile(
     r"\b(torch|jax|flax|optax|tensorflow|keras|sklearn|lightning|transformers|datasets|xgboost|lightgbm|haiku|equinox|"
-    r"gym|gymnasium|diffusers|timm|peft|accelerate|deepspeed|mlx|paddle)\b"
+    r"gym|gymnasium|diffusers|timm|peft|accelerate|deepspeed|mlx|paddle|pytorch_lightning)\b"
 )
+
+
+_ML_WORDS = ("torch", "jax", "flax", "optax", "tensorflow", "keras", "sklearn", "lightning", "transformers", "datasets",
+             "xgboost", "lightgbm", "haiku", "equinox", "gym", "diffusers", "timm", "peft", "accelerate", "deepspeed",
+             "mlx", "paddle")
 
 
 def is_ml_text(ctx, path: str) -> bool:
     """Does a file use an ML framework at all? (Protocol flow only matters where models are trained.)"""
-    return ctx.memo(f"protocol.ml:{path}", lambda: bool(ML_MARKERS.search(text_of(ctx, path))))
+
+    def make() -> bool:
+        text = text_of(ctx, path)
+        return any(w in text for w in _ML_WORDS) and bool(ML_MARKERS.search(text))
+
+    return ctx.memo(f"protocol.ml:{path}", make)
 
 
 def lower_text(ctx, path: str) -> str:

@@ -52,13 +52,14 @@ def _candidate_views(ctx, scope, table: dict[str, str], loaders: set[str]) -> li
     parse); a hand-built index without facts falls back to parsing every file."""
     paths = python_paths(ctx, scope)
     if any(f.calls or f.reads for f in ctx.index.files.values()):
-        loaders = loaders | {"getattr", "make"}
+        loaders = loaders - {"make"}
         keep = []
         for path in paths:
             facts = ctx.index.files[path]
-            if any(leaf(c.callee) in loaders or leaf(c.callee).startswith(("load_", "fetch_")) for c in facts.calls) or any(
-                norm(r) in table for r in facts.reads
-            ):
+            reads = facts.reads
+            dynamic = ({"getattr"} if "datasets" in reads else set()) | ({"make"} if reads & {"gym", "gymnasium"} else set())
+            if any(leaf(c.callee) in loaders or leaf(c.callee) in dynamic or leaf(c.callee).startswith(("load_", "fetch_"))
+                   for c in facts.calls) or any(norm(r) in table for r in reads):
                 keep.append(path)
         paths = keep
     return [v for p in paths if (v := file_view(ctx, p)) is not None]

@@ -121,7 +121,7 @@ def find_eval_functions(ctx, scope) -> list[EvalFn]:
     glob = scope if scope and ("/" in scope or scope.endswith(".py")) else None
     held_out_callees = {e.callee for e in flow(ctx, glob).of("eval-call") if set(e.kinds) & {"val", "test"}}
     out = []
-    for view in views_mentioning(ctx, ML_IMPORTS, glob):
+    for view in views_mentioning(ctx, ML_IMPORTS, glob, ml_only=True):
         if not _ml_file(view):
             continue
         for qual, fn in sorted(view.functions.items()):

@@ -166,7 +166,11 @@ _SEQ = re.compile(r"\$\(\s*seq\s+([-\d\s]+)\)|`\s*seq\s+([-\d\s]+)`")
 _BRACE = re.compile(r"\{(-?\d+)\.\.(-?\d+)\}")
 _ARRAY = re.compile(r"^\s*(\w+)=\(([^)]*)\)")
 _HYDRA = re.compile(r"\b(\w*seed\w*)=((?:[-\w.]+,)+[-\w.]+)")
-_PY_RUN_LOOP = re.compile(r"for\s+[^\n:]*(seed|run|trial|rep)[^\n]*:", re.I)
+_PY_RUN_LOOP = re.compile(
+    r"for\s+[\w, ]*\b(\w*seed\w*|runs?|run_id|run_idx|trials?|trial_\w+|repeats?|repetitions?|reps?_\w+)\s+in\b|"
+    r"for\s+[\w, ]+\s+in\s+[^\n:]*seed",
+    re.I,
+)
 _RUN_TOKENS = {"seed", "seeds", "run", "runs", "trial", "trials", "rep", "reps", "repeat", "repeats", "repetition",
                "replicate", "s"}
 

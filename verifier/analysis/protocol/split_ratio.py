@@ -13,9 +13,12 @@ import re
 from dataclasses import dataclass, field
 
 from verifier.analysis.protocol.common import (
-    ML_MARKERS,
     FileView,
     dotted,
+    file_view,
+    is_ml_text,
+    python_paths,
+    text_of,
     evidence,
     leaf,
     scope_admits,
@@ -180,7 +183,14 @@ def _random_split(ctx, view, body, call: ast.Call, names: list[str]) -> SplitSit
 
 def find_sites(ctx, scope: str | None) -> list[SplitSite]:
     sites = []
-    for view in views_mentioning(ctx, SPLIT_WORDS, scope, pattern=_SPLIT_RE):
+    for path in python_paths(ctx, scope):
+        text = text_of(ctx, path)
+        if "train_test_split" not in text and "random_split" not in text:
+            if not (is_ml_text(ctx, path) or "numpy" in text or "pandas" in text) or not _SPLIT_RE.search(text):
+                continue
+        view = file_view(ctx, path)
+        if view is None:
+            continue
         bodies = [("<module>", view.tree.body)] + [(q, f.node.body) for q, f in sorted(view.functions.items())]
         for qual, body in bodies:
             if qual != "<module>" and not scope_admits(scope, qual):
@@ -242,7 +252,7 @@ def _setting_fractions(ctx) -> tuple[dict[str, float], list]:
 def _external_kinds(ctx, scope) -> set[str]:
     kinds = set()
     words = ("split=", "train=", "[\"test\"]", "['test']", "subset=", "is_train=")
-    for view in views_mentioning(ctx, words, scope, pattern=ML_MARKERS):
+    for view in views_mentioning(ctx, words, scope, ml_only=True):
         for call in view.calls:
             kind = call_source_kind(call.node)
             if kind:
