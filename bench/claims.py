@@ -3,7 +3,10 @@
     python bench/claims.py [--data ../shared/sabench-dev] [--details]
 
 1. Coverage: the share of claims compiled fully / partly / not at all, per dimension, against the goals
-   (D1 >= 90% full, D2 >= 60%, D4 >= 50%, D3 >= 40%).
+   (D1 >= 90% full, D2 >= 60%, D4 >= 50%, D3 >= 40%), twice: *context-aware* (a claim is full when every
+   checkable fragment became a typed check and the rest is context — hardware, compute, parameter counts,
+   dataset statistics, citations, reported results, rationale — see verifier/compiler/context.py) and
+   *strict* (every fragment typed, context counted as not typed).
 2. Precision of extracted (parameter, value) pairs on the hand-checked sample in bench/data/claims_sample.yaml
    (ids and expected pairs only; the claim text is read from the SA-Bench folder). Goal 98%.
 3. Draft recall: for each paper, the share of the values SA-Bench's D1 claims state (as the compiler reads
@@ -52,22 +55,33 @@ def same_value(a: Any, b: Any) -> bool:
 
 
 def value_pairs(claim: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(first name, value) of every value check the claim compiles to."""
+    return [(names[0], expect) for names, expect in value_checks(claim)]
+
+
+def value_checks(claim: dict[str, Any]) -> list[tuple[list[str], Any]]:
+    """(all names, value) of every value check, names-only checks of bare symbols included."""
     result = compile_claim(sau_of(claim))
-    return [(c.name, c.expect) for c in result.checks if c.kind == "value" and c.name]
+    return [(c.all_names(), c.expect) for c in result.checks if c.kind == "value" and c.all_names()]
 
 
 # ----- 1. coverage --------------------------------------------------------------------------------------------
-def coverage(claims: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, Counter], float]:
+def coverage(claims: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, Counter], dict[str, Counter], Counter, float]:
     per_dim: dict[str, Counter] = {d: Counter() for d in GOALS}
+    strict: dict[str, Counter] = {d: Counter() for d in GOALS}
+    context_reasons: Counter = Counter()
     started = time.perf_counter()
     for paper in claims.values():
         for claim in paper:
-            per_dim[claim["dimension"]][compile_claim(sau_of(claim)).coverage] += 1
-    return per_dim, time.perf_counter() - started
+            compiled = compile_claim(sau_of(claim))
+            per_dim[claim["dimension"]][compiled.coverage] += 1
+            strict[claim["dimension"]][compiled.strict_coverage] += 1
+            context_reasons.update(f.reason.split(":")[0] for f in compiled.fragments if f.outcome == "context")
+    return per_dim, strict, context_reasons, time.perf_counter() - started
 
 
-def print_coverage(per_dim: dict[str, Counter], seconds: float) -> None:
-    print("1. Claims compiled, per dimension (share of claims)")
+def print_coverage(title: str, per_dim: dict[str, Counter]) -> None:
+    print(title)
     print(f"   {'dim':<4} {'claims':>6} {'full':>7} {'partial':>8} {'none':>7} {'goal(full)':>11}  met")
     total = Counter()
     for dim, counts in per_dim.items():
@@ -80,7 +94,6 @@ def print_coverage(per_dim: dict[str, Counter], seconds: float) -> None:
         )
     n = sum(total.values())
     print(f"   {'all':<4} {n:>6} {total['full'] / n:>7.0%} {total['partial'] / n:>8.0%} {total['none'] / n:>7.0%}")
-    print(f"   compiled {n} claims in {seconds * 1000:.0f} ms")
 
 
 # ----- 2. precision -------------------------------------------------------------------------------------------
@@ -94,16 +107,16 @@ def precision(claims: dict[str, list[dict[str, Any]]], sample_path: Path, detail
             print(f"   ! {entry['id']}: not in the data folder")
             continue
         expected = [(name, value) for name, value in entry["expected"]]
-        pairs = value_pairs(claim)
+        pairs = value_checks(claim)
         unmatched = list(expected)
         wrong = []
-        for name, value in pairs:
-            hit = next((e for e in unmatched if e[0] == name and same_value(e[1], value)), None)
+        for names, value in pairs:
+            hit = next((e for e in unmatched if e[0] in names and same_value(e[1], value)), None)
             if hit is not None:
                 unmatched.remove(hit)
                 correct += 1
             else:
-                wrong.append((name, value))
+                wrong.append((names[0], value))
         extracted_total += len(pairs)
         expected_total += len(expected)
         found += len(expected) - len(unmatched)
@@ -139,8 +152,11 @@ def main() -> int:
         return 2
     claims = load_claims(args.data)
 
-    per_dim, seconds = coverage(claims)
-    print_coverage(per_dim, seconds)
+    per_dim, strict, reasons, seconds = coverage(claims)
+    print_coverage("1. Claims compiled, per dimension (share of claims), context-aware", per_dim)
+    print_coverage("\n1b. The same, strict (context fragments count as not typed)", strict)
+    print("   context fragments by category: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())))
+    print(f"   compiled {sum(sum(c.values()) for c in per_dim.values())} claims in {seconds * 1000:.0f} ms")
 
     print("\n2. Precision of extracted (parameter, value) pairs, hand-checked sample")
     correct, extracted, found, expected = precision(claims, args.sample, args.details)

@@ -19,10 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from harness import expected_for, fixture_cases, materialize  # noqa: E402
-from verifier.checks import Context, Options, load_all  # noqa: E402
-from verifier.engine import load_for  # noqa: E402
-from verifier.index.build import build_index  # noqa: E402
+from harness import expected_for, fixture_cases, materialize
+
+from verifier.checks import Context, Options, load_all
+from verifier.engine import load_for
+from verifier.index.build import build_index
 
 
 def formula_checks(spec):

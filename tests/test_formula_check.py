@@ -232,3 +232,55 @@ def test_huge_expression_in_code_does_not_hang(tmp_path):
     repo = make_repo(tmp_path, files, [formula("t-D2-001", expect="a*b + 1")])
     v = verdicts(repo)["t-D2-001"]
     assert v.status.value == "pass" and v.evidence[0].file == "small.py"
+
+
+def test_equivalence_only_by_swapping_names_is_flagged_not_passed(tmp_path):
+    """m/(1-beta1^t) 'matches' v/(1-beta2^t) only if m->exp_avg_sq and beta1->beta2: flagged, unverified."""
+    files = {
+        "adam.py": """
+            def bias_correct(exp_avg, exp_avg_sq, beta1, beta2, t):
+                v_hat = exp_avg_sq / (1 - beta2 ** t)
+                return v_hat
+            """
+    }
+    v = verdicts(make_repo(tmp_path, files, [formula("t-D2-001", expect="m/(1 - beta1**t)", symbols={"m": "exp_avg"})]))
+    # with the spec's m -> exp_avg the code is simply a mismatch
+    assert v["t-D2-001"].status.value == "mismatch"
+    v = verdicts(make_repo(tmp_path / "b", files, [formula("t-D2-001", expect="m/(1 - beta1**t)")]))["t-D2-001"]
+    assert v.status.value == "unverified"
+    assert "contradicts the names" in v.message and "beta1->beta2" in v.message
+    assert v.checks[0].details["name_inconsistent"]
+
+
+def test_paths_all_with_a_fused_kernel_is_unverified_not_a_mismatch(tmp_path):
+    files = {
+        "norm.py": """
+            import torch
+            from apex.normalization import fused_layer_norm
+
+            class Norm:
+                def __init__(self, eps=1e-5, use_fused=False):
+                    self.eps = eps
+                    self.use_fused = use_fused
+
+                def forward(self, x, weight, bias):
+                    if self.use_fused:
+                        out = fused_layer_norm(x, weight, bias, self.eps)
+                    else:
+                        mu = x.mean(-1, keepdim=True)
+                        var = x.var(-1, keepdim=True, unbiased=False)
+                        out = (x - mu) / torch.sqrt(var + self.eps) * weight + bias
+                    return out
+            """
+    }
+    expect = "gamma*(x - mean(x))/sqrt(mean((x - mean(x))**2) + eps) + b"
+    saus = [
+        formula("t-D2-001", expect=expect, symbols={"gamma": "weight", "b": "bias"}),
+        formula("t-D2-002", expect=expect, symbols={"gamma": "weight", "b": "bias"}, paths="all"),
+    ]
+    vs = verdicts(make_repo(tmp_path, files, saus))
+    assert vs["t-D2-001"].status.value == "pass"
+    v = vs["t-D2-002"]
+    assert v.status.value == "unverified"
+    assert "fused_layer_norm" in v.message and "`self.use_fused`" in v.message
+    assert {e.line for e in v.evidence} == {12, 16}

@@ -7,7 +7,7 @@ from textwrap import dedent
 
 import sympy as sp
 
-from verifier.analysis.code_sympy import RMEAN, RVAR1, PICK, translate_source, sym
+from verifier.analysis.code_sympy import PICK, RMEAN, RVAR1, sym, translate_source
 
 
 def models(src: str, **kw):

@@ -144,3 +144,9 @@ def test_similarity_uses_synonyms():
     assert similarity("alpha_bar_t", "alphas_cumprod") >= 0.9
     assert similarity("A_hat_t", "advantages") >= 0.9
     assert similarity("m_t", "exp_avg_sq") < similarity("m_t", "exp_avg")
+
+
+def test_assume_positive_changes_the_domain():
+    assert decide(sp.sqrt(x**2), x).kind == "not-equivalent"
+    assumed = decide(sp.sqrt(x**2), x, positive={"x"}, timeout=5)
+    assert assumed.equivalent

@@ -11,7 +11,12 @@ import pytest
 import sympy as sp
 
 from verifier.analysis.code_sympy import RMEAN, RSUM, sym
-from verifier.analysis.latex import FormulaSyntaxError, parse_formula, parse_latex, parse_sympy
+from verifier.analysis.latex import (
+    FormulaSyntaxError,
+    parse_formula,
+    parse_latex,
+    parse_sympy,
+)
 
 SABENCH = Path(__file__).resolve().parents[2] / "shared" / "sabench-dev"
 

@@ -181,7 +181,24 @@ def test_baseline_only_mentioned_is_missing():
 
 
 def test_results_are_deterministic():
-    src = open(__file__).read()
+    from pathlib import Path
+
+    src = Path(__file__).read_text()
     first = verdict("no-test-leakage", {"a.py": src, "b.py": src})
     second = verdict("no-test-leakage", {"b.py": src, "a.py": src})
     assert first == second
+
+
+def test_hostile_input_gives_verdicts_not_tracebacks():
+    from verifier.checks.pattern import check_pattern
+    from verifier.checks.protocol import check_protocol
+    from verifier.spec.model import PatternCheck, ProtocolCheck
+
+    deep = "import torch\nx = " + "(" * 150 + "1" + ")" * 150 + "\n"
+    nested = "import torch\ndef f(X_test):\n" + "".join("    " * (i + 1) + "if x:\n" for i in range(90)) + "    " * 91 + "X_test.backward()\n"
+    bomb = "a: &a {x: 1, y: 1}\n" + "".join(f"l{i}: &l{i} {{p: *{'a' if i == 0 else f'l{i - 1}'}, q: *{'a' if i == 0 else f'l{i - 1}'}}}\n" for i in range(25))
+    ctx = context_for({"a.py": deep, "b.py": nested, "c.py": "def broken(:\n  pass\n", "conf.yaml": bomb})
+    for rule, params in [("no-test-leakage", {}), ("seeds", {"expect": 5}), ("eval-mode", {}), ("split-ratio", {"expect": {"train": 0.8, "test": 0.2}})]:
+        result = check_protocol(ProtocolCheck(rule=rule, **params), ctx)
+        assert result.status.value in ("pass", "partial", "mismatch", "missing", "unverified", "error", "stub")
+    assert check_pattern(PatternCheck(require="$X.backward()"), ctx).status.value in ("pass", "unverified")

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from verifier.analysis.protocol import IMPLEMENTATIONS, load_rule, rule_names, validate_protocol_params
-from verifier.analysis.protocol.examples import example_problems, run_example
 from verifier import rules as rule_data
+from verifier.analysis.protocol import (
+    IMPLEMENTATIONS,
+    load_rule,
+    rule_names,
+    validate_protocol_params,
+)
+from verifier.analysis.protocol.examples import example_problems, run_example
 
 CASES = [
     (rule, kind, i)

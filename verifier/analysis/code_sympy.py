@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import ast
 import functools
+import math
 import re
-import tokenize
-import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import sympy as sp
 from sympy.core.function import AppliedUndef
@@ -56,6 +56,7 @@ KNOWN_FUNCS: dict[str, Any] = {
 # Names that would clash with SymPy's own functions when an unknown call gets an opaque function.
 _RESERVED_FUNC_NAMES = set(KNOWN_FUNCS) | {"E", "I", "S", "N", "O", "Q", "pi", "beta", "gamma", "zeta"}
 _VALUE_ATTRS = {"data", "values", "T", "mT", "real"}
+ARRAY_NAMESPACES = {"xp", "np", "jnp", "torch", "F", "math", "tf", "backend", "B"}
 
 
 def sym(name: str) -> sp.Symbol:
@@ -165,6 +166,8 @@ class FunctionModel:
     named: dict[str, list[tuple[int, str, sp.Expr]]] = field(default_factory=dict)
     paths: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    params: list[str] = field(default_factory=list)
+    opaque: dict[str, str] = field(default_factory=dict)  # leaf name -> the unknown call whose result it is
 
 
 def expr_nodes(expr: sp.Basic, limit: int = MAX_EXPR_NODES) -> int:
@@ -186,7 +189,7 @@ class _Path:
     dead: bool = False  # raised
     cut: bool = False  # left the loop iteration (continue / break)
 
-    def fork(self, cond: str) -> "_Path":
+    def fork(self, cond: str) -> _Path:
         return _Path(dict(self.env), self.conds + (cond,), self.done, self.dead, self.cut)
 
     @property
@@ -251,6 +254,7 @@ class Translator:
         self._forks = 0
         try:
             env = self._param_env(node)
+            model.params = sorted(k for k in env if isinstance(env[k], sp.Symbol))
             paths = self._block(node.body, [_Path(env)])
             model.paths = sorted({p.label for p in paths if not p.dead})
         except RecursionError:
@@ -322,13 +326,13 @@ class Translator:
                 if path.done or path.dead or path.cut:
                     nxt.append(path)
                 else:
-                    nxt.extend(self._stmt(stmt, path, len(paths)))
+                    nxt.extend(self._stmt(stmt, path))
             paths = nxt
         return paths
 
-    def _stmt(self, stmt: ast.stmt, path: _Path, n_paths: int) -> list[_Path]:
+    def _stmt(self, stmt: ast.stmt, path: _Path) -> list[_Path]:
         try:
-            return self._stmt_inner(stmt, path, n_paths)
+            return self._stmt_inner(stmt, path)
         except Exception as exc:  # noqa: BLE001 - SymPy raises many kinds on odd input; one statement is lost
             why = "expression too deep" if isinstance(exc, RecursionError) else f"not translated ({type(exc).__name__})"
             for target in _assigned_names(stmt):
@@ -337,7 +341,7 @@ class Translator:
                 self._model.notes.append(f"line {stmt.lineno}: {why}, kept as a leaf")
             return [path]
 
-    def _stmt_inner(self, stmt: ast.stmt, path: _Path, n_paths: int) -> list[_Path]:
+    def _stmt_inner(self, stmt: ast.stmt, path: _Path) -> list[_Path]:
         if isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value, path)
             for target in stmt.targets:
@@ -362,7 +366,7 @@ class Translator:
         elif isinstance(stmt, (ast.Continue, ast.Break)):
             path.cut = True  # loops run once: what follows `continue` on this path never runs
         elif isinstance(stmt, ast.If):
-            return self._if(stmt, path, n_paths)
+            return self._if(stmt, path)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             for name in _target_names(stmt.target):
                 path.env[name] = self._leaf(name, stmt.lineno)
@@ -388,7 +392,7 @@ class Translator:
             p.cut = False
         return kept or out
 
-    def _if(self, stmt: ast.If, path: _Path, n_paths: int) -> list[_Path]:
+    def _if(self, stmt: ast.If, path: _Path) -> list[_Path]:
         decided = self._decide(stmt.test)
         if decided is not None:
             return self._block(stmt.body if decided else stmt.orelse, [path])
@@ -478,7 +482,10 @@ class Translator:
         if isinstance(value, Marker) and value.kind in ("source", "opaque"):
             value = self._leaf(leafname, stmt.lineno)
         elif isinstance(value, AppliedUndef) and value.func not in REDUCTIONS.values() and value.func is not PICK:
+            called = value.func.__name__
             value = self._leaf(leafname, stmt.lineno)  # an opaque call's result is a named leaf (model outputs)
+            if self._model is not None:
+                self._model.opaque[value.name] = called
         elif isinstance(value, sp.Basic) and expr_nodes(value) >= MAX_EXPR_NODES:
             if self._model is not None:
                 self._model.notes.append(f"line {stmt.lineno}: `{key}` too large to inline, kept as a leaf")
@@ -617,6 +624,9 @@ class Translator:
             if dotted and self.table.strip_prefix(dotted) is not None and root not in path.env and root != "self":
                 leaf = self.table.strip_prefix(dotted)
                 return self._library(leaf, args, kwargs, numpy_like=not dotted.startswith(("torch", "F.")))
+            if dotted and root in ARRAY_NAMESPACES and dotted.count(".") == 1 and func.attr in self.table.entries:
+                # `xp = array_namespace(x); xp.exp(x)`: an array-API namespace, not a tensor method
+                return self._library(func.attr, args, kwargs, numpy_like=True)
             if isinstance(func.value, ast.Name) and func.value.id == "self":
                 inlined = self._inline_helper(func.attr, self._class, args, kwargs)
                 if inlined is not None:
@@ -858,8 +868,10 @@ def _constant(value: Any) -> Any:
     if isinstance(value, int):
         return sp.Integer(value)
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return sp.oo if value > 0 else (-sp.oo if value < 0 else Marker("opaque"))
+        if math.isnan(value):
+            return Marker("opaque")
+        if math.isinf(value):
+            return sp.oo if value > 0 else -sp.oo
         text = repr(value)
         return sp.Rational(text) if len(text) <= 12 else sp.Float(value)
     if isinstance(value, str):
@@ -987,17 +999,16 @@ def _assigned_names(stmt: ast.stmt) -> list[str]:
     return [k for t in targets for k in ([_target_key(t)] if _target_key(t) else _target_names(t))]
 
 
+_STATEMENT_COUNTS: dict[int, tuple[ast.AST, int]] = {}
+
+
 def _count_statements(node: ast.AST) -> int:
-    return sum(1 for n in ast.walk(node) if isinstance(n, ast.stmt))
-
-
-def identifiers(text: str) -> list[str]:
-    """NAME tokens of a Python-like expression (used to build a controlled local_dict)."""
-    out = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.NAME:
-                out.append(tok.string)
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
-    return out
+    """Statements in a helper's body, counted once per node (helpers are looked at on every call)."""
+    hit = _STATEMENT_COUNTS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    count = sum(1 for n in ast.walk(node) if isinstance(n, ast.stmt))
+    if len(_STATEMENT_COUNTS) > 50000:
+        _STATEMENT_COUNTS.clear()
+    _STATEMENT_COUNTS[id(node)] = (node, count)
+    return count

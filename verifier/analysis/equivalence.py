@@ -45,6 +45,9 @@ class _FloatOps:
     cos = staticmethod(np.cos)
     tanh = staticmethod(np.tanh)
     floor = staticmethod(np.floor)
+    ceil = staticmethod(np.ceil)
+    sinh = staticmethod(np.sinh)
+    cosh = staticmethod(np.cosh)
 
     @staticmethod
     def erf(x):
@@ -65,6 +68,9 @@ class _MpOps:
     cos = staticmethod(np.frompyfunc(mpmath.cos, 1, 1))
     tanh = staticmethod(np.frompyfunc(mpmath.tanh, 1, 1))
     floor = staticmethod(np.frompyfunc(mpmath.floor, 1, 1))
+    ceil = staticmethod(np.frompyfunc(mpmath.ceil, 1, 1))
+    sinh = staticmethod(np.frompyfunc(mpmath.sinh, 1, 1))
+    cosh = staticmethod(np.frompyfunc(mpmath.cosh, 1, 1))
     erf = staticmethod(np.frompyfunc(mpmath.erf, 1, 1))
 
     @staticmethod
@@ -173,7 +179,8 @@ def _ev_inner(e: sp.Basic, env, ops, memo):
         if ops is _FloatOps:
             v = np.where(v > 0, v, np.nan) if isinstance(v, np.ndarray) else (v if v > 0 else np.nan)
         return ops.log(v)
-    simple = {sp.sin: "sin", sp.cos: "cos", sp.tanh: "tanh", sp.erf: "erf", sp.floor: "floor"}
+    simple = {sp.sin: "sin", sp.cos: "cos", sp.tanh: "tanh", sp.erf: "erf", sp.floor: "floor", sp.ceiling: "ceil",
+              sp.sinh: "sinh", sp.cosh: "cosh"}
     for cls, attr in simple.items():
         if isinstance(e, cls):
             return getattr(ops, attr)(_ev(args[0], env, ops, memo))
@@ -453,21 +460,21 @@ def _prove_task(a: sp.Expr, b: sp.Expr, positive: list[str], sign: int, quick: b
     if diff == 0 or sp.expand(diff) == 0:
         return "expand"
     has_branches = any(isinstance(n, (sp.Min, sp.Max, sp.Piecewise, sp.Abs)) for n in sp.preorder_traversal(diff))
-    if has_branches:
-        if _z3_equal(a, sign * b, set(positive), 150 if quick else 20000):
-            return "z3"
+    if has_branches and _z3_equal(a, sign * b, set(positive), 2_000_000 if quick else 200_000_000):
+        return "z3"
     if quick:
         return ""
     pos = {s: sp.Symbol(s.name, positive=True) for s in diff.free_symbols if s.name in positive}
     d2 = diff.xreplace(pos) if pos else diff
     if sp.simplify(d2) == 0:
         return "simplify"
-    if not has_branches and _z3_equal(a, sign * b, set(positive), 20000):
+    if not has_branches and _z3_equal(a, sign * b, set(positive), 200_000_000):
         return "z3"
     return ""
 
 
-def _z3_equal(a: sp.Expr, b: sp.Expr, positive: set[str], timeout_ms: int) -> bool:
+def _z3_equal(a: sp.Expr, b: sp.Expr, positive: set[str], rlimit: int) -> bool:
+    """z3's resource limit (not a clock) bounds the search, so the answer does not depend on machine load."""
     import z3
 
     builder = _Z3Builder(z3)
@@ -476,7 +483,7 @@ def _z3_equal(a: sp.Expr, b: sp.Expr, positive: set[str], timeout_ms: int) -> bo
     except _Unsupported:
         return False
     solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
+    solver.set("rlimit", rlimit)
     for name, var in builder.vars.items():
         if name in positive:
             solver.add(var > 0)
@@ -566,7 +573,7 @@ class _Z3Builder:
             return z3.Or(*args)
         if isinstance(e, sp.Not):
             return z3.Not(*args)
-        if isinstance(e, sp.Function) or isinstance(e, AppliedUndef):
+        if isinstance(e, (sp.Function, AppliedUndef)):
             return self.fn(type(e).__name__ if not isinstance(e, AppliedUndef) else e.func.__name__, len(args))(*args)
         raise _Unsupported(type(e).__name__)
 
@@ -843,6 +850,7 @@ def match(
     timeout: float = 5.0,
     proof_budget: float = 1.0,
     budget: int = MAX_ASSIGNMENTS,
+    scope_names: tuple[str, ...] = (),
 ) -> MatchResult:
     """Map paper symbols to code values (spec first, then names, then a bounded numeric search) and decide."""
     mapping: dict[sp.Symbol, Target] = dict(fixed)
@@ -898,7 +906,7 @@ def match(
             if first_fail is None:
                 first_fail = (decision, full)
             continue
-        inconsistent = _inconsistent(rest, assignment, choices) if assignment != best_names else []
+        inconsistent = _inconsistent(rest, assignment, choices, scope_names)
         hows = dict(how)
         for s, (score, _) in zip(rest, assignment):
             hows[s.name] = "name" if assignment == best_names and score >= 0.3 else "search"
@@ -917,6 +925,8 @@ def match(
     hows = dict(how)
     for s, (score, _) in zip(rest, best_names):
         hows[s.name] = "name" if score >= 0.3 else "search"
+    for s in rest:
+        hows.setdefault(s.name, "unmapped")
     return MatchResult(decision, _show(full), hows, [], None, tried, paper, subs)
 
 
@@ -947,10 +957,17 @@ def _ranked_assignments(choices: list[list[tuple[float, Target]]], budget: int) 
     return combos[:budget]
 
 
-def _inconsistent(rest: list[sp.Symbol], assignment: tuple, choices: list) -> list[str]:
+def _inconsistent(rest: list[sp.Symbol], assignment: tuple, choices: list, scope_names=()) -> list[str]:
+    """Mapped symbols whose name fits another value of the function clearly better (m -> exp_avg_sq while
+    exp_avg exists): an equivalence found that way can hide a real bug."""
     out = []
+    chosen = {target.name for _, target in assignment}
     for s, (score, target), ranked in zip(rest, assignment, choices):
-        best_score, best = ranked[0]
-        if best.name != target.name and best_score >= 0.5 and best_score > score + 0.2:
-            out.append(f"{s.name}->{target.name} although {best.name} matches the name")
-    return out
+        options = [(sc, t.name) for sc, t in ranked] + [(similarity(s.name, n), n) for n in scope_names]
+        options = [(sc, n) for sc, n in options if n != target.name and n not in chosen]
+        if not options:
+            continue
+        best_score, best = max(options, key=lambda o: (o[0], o[1]))
+        if best_score >= 0.5 and best_score > score + 0.2:
+            out.append(f"{s.name}->{target.name} although {best} matches the name")
+    return sorted(out)

@@ -87,6 +87,14 @@ FUNCTIONS = {
     "sin": sp.sin,
     "cos": sp.cos,
     "Piecewise": sp.Piecewise,
+    "sigma": _sigmoid,  # σ(·) in ASCII claims; `sigma_t` without parentheses stays a symbol
+    "minimum": sp.Min,
+    "maximum": sp.Max,
+    "gelu": lambda x: x * (1 + sp.erf(x / sp.sqrt(2))) / 2,
+    "sinh": sp.sinh,
+    "cosh": sp.cosh,
+    "floor": sp.floor,
+    "ceil": sp.ceiling,
 }
 
 _UNICODE = {
@@ -172,26 +180,6 @@ def parse_sympy(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formu
     return _checked(expr, lhs, frozenset(), original)
 
 
-def _evaluated(expr):
-    """Evaluate an unevaluated parse bottom-up: each n-ary Add/Mul is built once (linear, not quadratic)."""
-    if not isinstance(expr, sp.Basic) or expr.is_Atom:
-        return expr
-    stack = [(expr, False)]
-    done: dict = {}
-    while stack:
-        node, visited = stack.pop()
-        if node in done:
-            continue
-        if node.is_Atom or not node.args:
-            done[node] = node
-        elif visited:
-            done[node] = node.func(*[done[a] for a in node.args])
-        else:
-            stack.append((node, True))
-            stack.extend((a, False) for a in node.args if a not in done)
-    return done[expr]
-
-
 def _top_level_terms(pieces: list[tuple[str, int]]) -> list[tuple[int, list[tuple[str, int]]]]:
     """Split at top-level binary + and -, so a long sum is added once (linear) and never nests deeply."""
     out: list[tuple[int, list[str]]] = []
@@ -264,9 +252,7 @@ def _split_assignment(text: str) -> tuple[str | None, str, int]:
             depth -= 1
         elif depth == 0 and ch == "=" and (i == 0 or text[i - 1] not in "<>!=:") and text[i + 1 : i + 2] != "=":
             cut, cut_len = i, 1
-        elif depth == 0 and text.startswith("<-", i):
-            cut, cut_len = i, 2
-        elif depth == 0 and text.startswith(":=", i):
+        elif depth == 0 and text.startswith("<-", i) or depth == 0 and text.startswith(":=", i):
             cut, cut_len = i, 2
     if cut < 0:
         return None, text, 0
@@ -344,7 +330,7 @@ _SPLITTERS = {"leftarrow", "gets", "coloneqq", "triangleq", "equiv", "doteq", "L
 
 
 class _Tok:
-    __slots__ = ("kind", "text", "pos")
+    __slots__ = ("kind", "pos", "text")
 
     def __init__(self, kind: str, text: str, pos: int):
         self.kind, self.text, self.pos = kind, text, pos  # kind: cmd | char | num | letter | end
@@ -731,9 +717,7 @@ class _LatexParser:
         nxt = self.peek()
         if name in ("sqrt",):
             return sp.sqrt(self.group_or_single())
-        if nxt.kind == "char" and nxt.text in "([{":
-            args = self.paren_args(tok)
-        elif nxt.kind == "cmd" and nxt.text in ("{", "lbrace"):
+        if nxt.kind == "char" and nxt.text in "([{" or nxt.kind == "cmd" and nxt.text in ("{", "lbrace"):
             args = self.paren_args(tok)
         else:
             args = [self.power_only()]
@@ -838,7 +822,7 @@ def parse_latex(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formu
     text = text.replace("&", " ").replace("\\\\", " ")
     text = re.sub(r"[,.;]\s*$", "", text)
     lhs, rhs, offset = _split_latex(text)
-    shift = original.find(text) if original.find(text) >= 0 else 0
+    shift = max(original.find(text), 0)
     parser = _LatexParser(rhs, tuple(functions))
     try:
         expr = parser.parse()
@@ -885,15 +869,3 @@ def parse_formula(expect: str | None, latex: str | None, functions: list[str] | 
     if latex:
         return parse_latex(latex, functions)
     raise FormulaSyntaxError("no formula given", 0)
-
-
-def parse_symbol_target(text: str) -> sp.Expr | None:
-    """The right-hand side of a spec `symbols:` entry: a code name (`self.beta`, `exp_avg`) or an expression."""
-    cleaned = text.strip()
-    if re.fullmatch(r"[A-Za-z_][\w.]*(\[['\"]\w+['\"]\])?", cleaned):
-        leaf = re.split(r"[.\[]", cleaned.replace("'", "").replace('"', "").rstrip("]"))[-1]
-        return sym(leaf)
-    try:
-        return parse_sympy(cleaned.replace("self.", "")).expr
-    except FormulaSyntaxError:
-        return None

@@ -23,6 +23,9 @@ _DEF_ANY = re.compile(r"(\bdef\s+[\w$]+\s*)\(\s*\.\.\.\s*\)")
 _FIELDS_SKIP = {"ctx", "lineno", "col_offset", "end_lineno", "end_col_offset", "type_comment", "kind"}
 
 
+SCOPE_NAME = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")  # `inside: Trainer.train` names a scope
+
+
 class PatternError(ValueError):
     """The pattern (or a where clause) is not valid: a spec problem."""
 
@@ -358,3 +361,27 @@ def _eq(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
         return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
     return a == b
+
+
+def as_list(value) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def validate_pattern_fields(require, forbid, inside, where) -> str | None:
+    """The spec error for a pattern check's fields (bad pattern, inside or where syntax), or None.
+
+    Pure syntax, no repo needed: the spec loader can call it at load time so a bad pattern is exit 2."""
+    try:
+        for text in as_list(require):
+            compile_pattern(text)
+        for text in as_list(forbid):
+            compile_pattern(text)
+        if inside and not SCOPE_NAME.match(inside):
+            compile_pattern(inside)
+        for text in as_list(where):
+            compile_where(text)
+    except PatternError as exc:
+        return str(exc)
+    return None

@@ -8,7 +8,7 @@ scores those below a working implementation, so each class carries a score cap:
     unwired      0.75  correct-looking code that no entry point reaches
     unrunnable   0.75  imports a repo module that does not exist, reads a name defined nowhere, or sits in a
                        file that does not parse (truncated generation)
-    stub         0.0   pass / ... / NotImplementedError / TODO body / constant or random return ignoring inputs /
+    stub         0.0   pass / ... / NotImplementedError / a body that is only a to-do note / constant or random return ignoring inputs /
                        a metric returning a literal / a docstring or comment claiming what the body lacks
     mention      0.0   the name appears (comment, string, config key) but no logic implements it
 """
@@ -28,10 +28,10 @@ CAPS = {"implemented": 1.0, "unwired": 0.75, "unrunnable": 0.75, "stub": 0.0, "m
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__builtins__", "__class__",
                                          "__package__", "__loader__", "__path__", "__dict__", "__annotations__",
                                          "display", "get_ipython", "__debug__"}
-_CLAIM = re.compile(r"\b(uses?|using|via|computes?|calls?|implements?|implemented with|based on)\b", re.I)
+_CLAIM = re.compile(r"\b(uses?|using|via|computes?|calls?|implements?|implemented with|based on)\b", re.IGNORECASE)
 _CODE_REF = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?`|\b([A-Za-z_]\w*\.[A-Za-z_][\w.]*)\(")
 _METRIC_NAME = re.compile(r"(fid|inception|score|metric|accuracy|acc|bleu|rouge|perplexity|ppl|iou|psnr|ssim|lpips|"
-                          r"auc|f1|precision|recall|nll|bpd|error|mse|mae|fvd|wer|distance)", re.I)
+                          r"auc|f1|precision|recall|nll|bpd|error|mse|mae|fvd|wer|distance)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +200,7 @@ def broken_repo_imports(ctx, path: str, tree: ast.Module) -> list[tuple[str, int
     for p in files:
         if p.endswith(".py"):
             mod = p[:-3].replace("/", ".")
-            modules.add(mod[: -len(".__init__")] if mod.endswith(".__init__") else mod)
+            modules.add(mod.removesuffix(".__init__"))
     dirs = {p.split("/")[0] for p in files if "/" in p}
     tops = {m.split(".")[0] for m in modules} | dirs
     here = path[:-3].replace("/", ".") if path.endswith(".py") else path
@@ -282,7 +282,18 @@ def unrunnable_reason(ctx, path: str, node) -> tuple[str, int] | None:
 
 # ----- unwired -----------------------------------------------------------------------------------------------
 def unreached(ctx, file: str, qualname: str, definition: Definition | None) -> bool:
-    """No entry point reaches it (the index call graph when the index has facts, else a name-based walk)."""
+    """No entry point reaches it: the index call graph (verifier.analysis.entry) when the index has facts,
+    else the protocol rules' name-based walk."""
+    facts = ctx.index.files.get(file)
+    if facts is not None and (facts.definitions or facts.calls):
+        try:
+            from verifier.analysis.entry import call_graph
+
+            graph = call_graph(ctx)
+            if graph.entries:
+                return graph.scope_reachable(file, qualname) is None
+        except (ImportError, AttributeError, RecursionError, KeyError, ValueError):
+            pass
     from verifier.analysis.protocol.reach import reach
 
     return not reach(ctx).reaches(file, qualname)

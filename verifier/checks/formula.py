@@ -17,9 +17,30 @@ from typing import Any
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from verifier.analysis.code_sympy import UNKNOWN, REDUCTIONS, Candidate, FunctionModel, Translator, expr_nodes, sym
-from verifier.analysis.equivalence import MatchResult, Target, canonical, match, similarity, strip_reductions
-from verifier.analysis.latex import Formula, FormulaSyntaxError, parse_formula, parse_latex, parse_sympy
+from verifier.analysis.code_sympy import (
+    REDUCTIONS,
+    UNKNOWN,
+    Candidate,
+    FunctionModel,
+    Translator,
+    expr_nodes,
+    sym,
+)
+from verifier.analysis.equivalence import (
+    MatchResult,
+    Target,
+    canonical,
+    match,
+    similarity,
+    strip_reductions,
+)
+from verifier.analysis.latex import (
+    Formula,
+    FormulaSyntaxError,
+    parse_formula,
+    parse_latex,
+    parse_sympy,
+)
 from verifier.checks.base import Context, checker
 from verifier.index.facts import FileRole
 from verifier.index.repo import PYTHONISH, looks_like_glob
@@ -29,8 +50,8 @@ from verifier.spec.model import FormulaCheck
 KIND = "formula"
 TOP_CANDIDATES = 8
 MIN_MISMATCH_RANK = 0.5
-MAX_FILES = 300
-PROOF_BUDGET = 0.25  # seconds for the bonus proof after a numeric pass (the formula timeout caps the rest)
+MAX_FILES = 60
+PROOF_BUDGET = 1.0  # safety net (s) for the bonus proof after a numeric pass; its work is bounded by z3's rlimit
 
 
 @checker(KIND)
@@ -57,6 +78,7 @@ class RepoFormulas:
         self._translators: dict[str, Translator | None] = {}
         self._models: dict[str, list[FunctionModel]] = {}
         self._prepared: dict[tuple, list] = {}
+        self._helpers: dict[str, Any] = {}
 
     def translator(self, path: str) -> Translator | None:
         if path not in self._translators:
@@ -93,6 +115,11 @@ class RepoFormulas:
         """A repo function called by name from another file (``from utils import extract``)."""
         if cls is not None:
             return None
+        if name not in self._helpers:
+            self._helpers[name] = self._find_helper(name)
+        return self._helpers[name]
+
+    def _find_helper(self, name: str):
         for d in self.index.definitions_named(name):
             if d.kind != "function" or d.stub:
                 continue
@@ -201,7 +228,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     if not paper.free_symbols:
         return CheckResult.errored(KIND, "the formula has no symbols to match against code")
     words = _claim_words(ctx, formula, check)
-    files = _files(ctx, check.scope, paper, words)
+    files = _files(ctx, check.scope, paper, words, tuple(check.symbols.values()))
     ranked: list[Ranked] = []
     stubs: list[tuple[float, Any]] = []
     p_profile = profile(paper)
@@ -234,6 +261,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
         res = match(
             paper, r.expr, targets, fixed,
             positive=_positive_code(positive, fixed), sign=check.sign, timeout=timeout, proof_budget=min(PROOF_BUDGET, timeout),
+            scope_names=tuple(sorted(set(r.model.params) | {k for k in r.model.named if "@" not in k})),
         )
         results.append((r, res))
         if res.decision.equivalent and not res.name_inconsistent:
@@ -241,7 +269,11 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     suspects = [(r, res) for r, res in results if res.decision.equivalent]
     mismatches = [(r, res) for r, res in results if res.decision.kind == "not-equivalent"]
     strong = [
-        (r, res) for r, res in mismatches if r.score >= MIN_MISMATCH_RANK and _mapped_by_names(res) and _post_score(r, res) >= 0.5
+        (r, res)
+        for r, res in mismatches
+        if r.score >= MIN_MISMATCH_RANK
+        and _post_score(r, res) >= 0.5
+        and _mapped_by_names(res, lenient=bool(check.scope or check.symbols) or _named_like_claim(r, words))
     ]
     strong.sort(key=lambda rr: -_post_score(*rr))
     if suspects:
@@ -287,6 +319,17 @@ def _passed(check, r: Ranked, res: MatchResult, repo, paper, ctx, formula, timeo
     how = "proven" if res.decision.kind == "proven" else "numerically equivalent"
     if check.paths == "all":
         failing = _other_paths(r, res, repo, paper, check, timeout, positive)
+        opaque = [(o, m, _opaque_calls(o)) for o, m in failing if _opaque_calls(o)]
+        failing = [(o, m) for o, m in failing if not _opaque_calls(o)]
+        if not failing and opaque:
+            other, other_res, calls = opaque[0]
+            return CheckResult.unverified(
+                KIND,
+                f"path `{r.cand.path or 'default'}` of {r.model.qualname} is the formula ({how}), but path "
+                f"`{other.cand.path or 'default'}` calls {', '.join(calls)}, which cannot be checked.",
+                [_evidence(other, other_res, "expression"), _evidence(r, res, "expression")],
+                **_details(other, other_res, formula),
+            )
         if failing:
             other, other_res = failing[0]
             return CheckResult.failed(
@@ -305,6 +348,17 @@ def _passed(check, r: Ranked, res: MatchResult, repo, paper, ctx, formula, timeo
         [_evidence(r, res, "expression")],
         **_details(r, res, formula),
     )
+
+
+def _opaque_calls(r: Ranked) -> list[str]:
+    """Unknown calls (a fused kernel, an extension op) that a path's value depends on."""
+    calls = {r.model.opaque[s.name] for s in r.expr.free_symbols if s.name in r.model.opaque}
+    calls |= {
+        n.func.__name__
+        for n in sp.preorder_traversal(r.expr)
+        if isinstance(n, AppliedUndef) and n.func.__name__ not in REDUCTIONS and n.func.__name__ != "pick"
+    }
+    return sorted(calls)
 
 
 def _other_paths(r: Ranked, res: MatchResult, repo, paper, check, timeout, positive):
@@ -470,12 +524,21 @@ def _op_counts(expr: sp.Basic) -> Counter:
     return out
 
 
-def _mapped_by_names(res: MatchResult) -> bool:
-    """A mismatch is only reported when most paper symbols found their code value by spec or by name."""
+def _mapped_by_names(res: MatchResult, lenient: bool) -> bool:
+    """A mismatch needs the paper's symbols to have found their code values by spec or by name: all of them,
+    or (when `in:` or the function's name points at this code) most of them."""
     if not res.how:
         return False
-    good = sum(1 for v in res.how.values() if v in ("spec", "identity", "name"))
-    return good * 2 >= len(res.how)
+    good = sum(
+        1
+        for name, v in res.how.items()
+        if v in ("spec", "name") or (v == "identity" and (lenient or len(name) > 1))  # `x` alone proves little
+    )
+    return good == len(res.how) or (lenient and good * 2 >= len(res.how))
+
+
+def _named_like_claim(r: Ranked, words: str) -> bool:
+    return max(_name_score(r.cand.target, words), _name_score(r.model.qualname.rsplit(".", 1)[-1], words)) > 0
 
 
 # ----------------------------------------------------------------------------------------- scope and words
@@ -504,7 +567,7 @@ def _qual_in_scope(qualname: str, scope: str | None) -> bool:
     )
 
 
-def _files(ctx: Context, scope: str | None, paper: sp.Expr, words: str) -> list[str]:
+def _files(ctx: Context, scope: str | None, paper: sp.Expr, words: str, spec_values=()) -> list[str]:
     index = ctx.index
     paths = [
         p
@@ -517,9 +580,15 @@ def _files(ctx: Context, scope: str | None, paper: sp.Expr, words: str) -> list[
         paths = [p for p in paths if p in owners] or paths
     if len(paths) <= MAX_FILES:
         return sorted(paths)
-    names = {t for s in paper.free_symbols for t in canonical(s.name).tokens} | set(words.lower().split())
+    # a large repo: translate only the files whose identifiers look most like the formula's
+    names = {t for s in paper.free_symbols for t in canonical(s.name).tokens} | set(re.findall(r"[a-z_]{3,}", words.lower()))
+    names |= {_leaf_of(str(v)).lower() for v in spec_values} - {""}
+    names |= {API_HINTS[k] for k in profile(paper) if k in API_HINTS}
     scored = sorted(paths, key=lambda p: (-len(names & {r.lower() for r in index.files[p].reads}), p))
     return sorted(scored[:MAX_FILES])
+
+
+API_HINTS = {"exp": "exp", "log": "log", "sqrt": "sqrt", "minmax": "clamp", "reduce": "mean", "abs": "abs"}
 
 
 def _diverse(ranked: list[Ranked], n: int) -> list[Ranked]:

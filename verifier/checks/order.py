@@ -110,7 +110,7 @@ def _check(check, steps: list[Step], ctx: Context) -> CheckResult:
     judged = [_judge(label, flow, launches, steps, check.relation) for label, flow, launches in candidates]
     best = max(judged, key=lambda j: j.rank()) if judged else None
     if check.relation != "phases" and too_big and (best is None or best.status != Status.pass_):
-        return CheckResult.unverified(KIND, f"control flow too large to decide: {sorted(too_big)[0]}",
+        return CheckResult.unverified(KIND, f"control flow too large to decide: {min(too_big)}",
                                       limit=ctx.options.max_cfg_nodes, too_large=sorted(too_big))
     if best is None or not best.present:
         return _nothing_found(ctx, steps, containers)

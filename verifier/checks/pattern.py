@@ -3,45 +3,34 @@ scope, filtered by ``where`` comparisons on folded values of the bound ``$METAVA
 
 from __future__ import annotations
 
-import re
-
 from verifier.analysis.fold import fold
 from verifier.analysis.pattern import (
+    SCOPE_NAME,
     Match,
-    PatternError,
     Unknown,
+    as_list,
     compile_pattern,
     compile_where,
     evaluate_where,
     find_matches,
+    validate_pattern_fields,
 )
-from verifier.analysis.protocol.common import file_view, python_paths, scope_admits, text_of
+from verifier.analysis.protocol.common import (
+    file_view,
+    python_paths,
+    scope_admits,
+    text_of,
+)
 from verifier.analysis.protocol.values import Resolver
 from verifier.checks.base import checker
 from verifier.results import CheckResult, Evidence, Status
 
 KIND = "pattern"
-_SCOPE_NAME = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
-
-
-def _as_list(value) -> list[str]:
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)
 
 
 def validate_pattern_check(check) -> str | None:
-    """The spec error for a pattern check (bad pattern/where syntax), or None; for the spec loader."""
-    try:
-        for text in _as_list(check.require) + _as_list(check.forbid):
-            compile_pattern(text)
-        if check.inside and not _SCOPE_NAME.match(check.inside):
-            compile_pattern(check.inside)
-        for text in _as_list(check.where):
-            compile_where(text)
-    except PatternError as exc:
-        return str(exc)
-    return None
+    """The spec error for a pattern check (bad pattern/where syntax), or None."""
+    return validate_pattern_fields(check.require, check.forbid, check.inside, check.where)
 
 
 def _folder(ctx, match: Match):
@@ -77,7 +66,7 @@ def _matches(ctx, text: str, check) -> list[Match]:
     inside = None
     inside_scope = None
     if check.inside:
-        if _SCOPE_NAME.match(check.inside):
+        if SCOPE_NAME.match(check.inside):
             inside_scope = check.inside
         else:
             inside = compile_pattern(check.inside)
@@ -135,8 +124,15 @@ def check_pattern(check, ctx) -> CheckResult:
     problem = validate_pattern_check(check)
     if problem:
         return CheckResult.errored(KIND, problem)
-    wheres = [compile_where(w) for w in _as_list(check.where)]
-    requires, forbids = _as_list(check.require), _as_list(check.forbid)
+    try:
+        return _run(check, ctx)
+    except RecursionError:
+        return CheckResult.unverified(KIND, "code nested too deeply for the pattern matcher")
+
+
+def _run(check, ctx) -> CheckResult:
+    wheres = [compile_where(w) for w in as_list(check.where)]
+    requires, forbids = as_list(check.require), as_list(check.forbid)
     evidence: list[Evidence] = []
     for text in forbids:
         good, _bad, unknown = _filter_where(ctx, _matches(ctx, text, check), wheres)
@@ -166,7 +162,7 @@ def check_pattern(check, ctx) -> CheckResult:
         text, bad = failing[0]
         ev = [_evidence(ctx, m, "rule", "matches, but the where clause fails") for m in bad[:5]]
         return CheckResult.failed(KIND, Status.mismatch, f"`{text}` occurs ({bad[0].file}:{bad[0].line}) but not with "
-                                  f"{' and '.join(_as_list(check.where))}", ev)
+                                  f"{' and '.join(as_list(check.where))}", ev)
     if undecided and not found:
         text, unknown = undecided[0]
         return CheckResult.unverified(KIND, f"`{text}` matched but `where` could not be decided: {unknown[0]}")

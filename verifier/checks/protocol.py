@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from verifier.analysis.protocol import KIND, implementation, load_rule, validate_protocol_params, with_defaults
+from verifier.analysis.protocol import (
+    KIND,
+    implementation,
+    load_rule,
+    validate_protocol_params,
+    with_defaults,
+)
 from verifier.checks.base import checker
 from verifier.results import CheckResult
 

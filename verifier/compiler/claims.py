@@ -17,8 +17,18 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
-from verifier.compiler import formulas, numbers, orders, terms
-from verifier.spec.model import SAU, CallCheck, Check, Dimension, FormulaCheck, OrderCheck, ProtocolCheck, ValueCheck
+from verifier.compiler import context, distributions, formulas, numbers, orders, terms
+from verifier.spec.model import (
+    SAU,
+    CallCheck,
+    Check,
+    Dimension,
+    FormulaCheck,
+    InitCheck,
+    OrderCheck,
+    ProtocolCheck,
+    ValueCheck,
+)
 
 Coverage = Literal["full", "partial", "none"]
 _CHECK_ADAPTER: TypeAdapter = TypeAdapter(Check)
@@ -42,10 +52,19 @@ class CompiledClaim:
     coverage: Coverage = "none"
     fragments: list[Fragment] = field(default_factory=list)
 
+    @property
+    def strict_coverage(self) -> Coverage:
+        """Coverage that also counts context fragments as not typed: the lower bound ``coverage`` is
+        measured against (``coverage`` excuses hardware, citations, reported results...; this does not)."""
+        if not self.checks:
+            return "none"
+        return "full" if all(f.outcome == "typed" and not f.reason for f in self.fragments) else "partial"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.sau_id,
             "coverage": self.coverage,
+            "strict_coverage": self.strict_coverage,
             "checks": [c.model_dump(by_alias=True, exclude_none=True, exclude_defaults=False) for c in self.checks],
             "leftover": list(self.leftover),
             "fragments": [
@@ -92,7 +111,7 @@ def _thousands(text: str, i: int) -> bool:
 
 # ----- claim-level structure ------------------------------------------------------------------------------
 _SPLIT_RATIO_RE = re.compile(
-    r"(?P<nums>\d+(?:\.\d+)?%?(?:\s*[/:]\s*\d+(?:\.\d+)?%?){1,2})\s*(?:\(?\s*(?P<names>(?:train\w*|val\w*|test\w*|dev)(?:\s*/\s*(?:train\w*|val\w*|test\w*|dev)){1,2})\s*\)?)?\s*split",
+    r"\(?(?P<nums>\d+(?:\.\d+)?%?(?:\s*[/:]\s*\d+(?:\.\d+)?%?){1,2})\)?\s*(?:\(?\s*(?P<names>(?:train\w*|val\w*|test\w*|dev)(?:\s*/\s*(?:train\w*|val\w*|test\w*|dev)){1,2})\s*\)?)?\s*split",
     re.IGNORECASE,
 )
 _NAMED_SPLIT_RE = re.compile(r"(?P<names>(?:train\w*|val\w*|test\w*)(?:\s*/\s*(?:train\w*|val\w*|test\w*)){1,2})\s+split\s+(?P<nums>\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?){1,2})", re.IGNORECASE)
@@ -227,6 +246,64 @@ def _name_for(key: str, aliases: dict[str, list[str]], unit: str = "", label: st
     return unit_canonical
 
 
+_STOP_HEAD = re.compile(
+    r"\b(?:for|of|in|on|at|to|with|from|by|per|across|during|used|when|where|which|that|is|are|was|were|must|"
+    r"has|have|be|the|a|an|and|or|such|its|their)\b",
+    re.IGNORECASE,
+)
+_SYMBOL_RE = re.compile(r"^[A-Za-z](?:_?[A-Za-z0-9]{0,2})?'?$|^[α-ωΑ-Ωϵϕ][_\w]{0,3}$")
+
+
+def _is_symbol(key: str) -> bool:
+    """A bare paper symbol (``T``, ``l``, ``P'``, ``S_x``, ``λ``): short, names nothing in code by itself."""
+    return bool(_SYMBOL_RE.match(key.strip().strip("$`"))) and len(terms.identifier(key)) <= 4
+
+
+def _head_phrase(words: str) -> str | None:
+    """The noun phrase a description starts with, as an identifier: "maximum acceptable rate of trials ..."
+    -> maximum_acceptable_rate. None when the text is a sentence (a verb) or a gerund, not a name."""
+    words = re.sub(r"\([^()]*\)", " ", terms.ascii_symbol(words)).strip()
+    if not words or re.match(r"^\w+ing\b", words) or re.search(r"\b(?:is|are|was|were|must|has|have|can)\b", words):
+        return None
+    head = _STOP_HEAD.split(words, maxsplit=1)[0].strip()
+    tokens = [t.lower() for t in re.findall(r"[A-Za-z][A-Za-z0-9]*", head)]
+    if not tokens or len(tokens) > 4 or any(len(t) == 1 for t in tokens[:-1]):
+        return None
+    return "_".join(tokens)
+
+
+def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
+    """Candidate names for a bare symbol, from the claim's own words, then the symbol and its spellings:
+    "number of diffusion steps T" -> [diffusion_steps, T, t]; ``λ`` -> [lam, lambda, λ]."""
+    key = key.strip().strip("$`")
+    names: list[str] = []
+    for words in (before, label):
+        if not words:
+            continue
+        phrase = terms.find_phrase(words)
+        if phrase:
+            names.append(phrase[0])
+        head = _head_phrase(words)
+        if head:
+            names.append(head)
+    ident = terms.identifier(key)
+    names += [ident, ident.lower()]
+    if ident.lower() == "lam":
+        names.append("lambda_")
+    if key != ident and key.isidentifier():
+        names.append(key)
+    out: list[str] = []
+    for n in names:
+        if n and n not in out:
+            out.append(n)
+    return out
+
+
+def _symbol_check(key: str, expect: Any, label: str = "", before: str = "") -> Any:
+    names = _symbol_names(key, label, before)
+    return ValueCheck(name=names[0], names=names[1:] or None, expect=expect)
+
+
 def _leading_value(text: str) -> str:
     """The value at the start of ``text``: a whole bracketed set/list, or the text up to trailing prose."""
     text = text.strip()
@@ -274,9 +351,18 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
     made: list[int] = []
     for key in keys:
         name = _name_for(key, b.aliases, unit, label)
-        if not name:
-            return [], f"no parameter name for '{key.strip()}' (add an alias)"
-        made.append(b.add(_value_check(name, expect)))
+        if name:
+            made.append(b.add(_value_check(name, expect)))
+            continue
+        words = key.strip().split()
+        if words and _is_symbol(words[-1]):  # "Reynolds number Re", "l", "ranks r": the symbol, named by its words
+            made.append(b.add(_symbol_check(words[-1], expect, label, " ".join(words[:-1]))))
+            continue
+        head = _head_phrase(key)
+        if head and not isinstance(expect, str):
+            made.append(b.add(ValueCheck(name=head, expect=expect)))
+            continue
+        return [], f"no parameter name for '{key.strip()}' (add an alias)"
     if re.search(r"(?<![\w.])\d", match.group("keys")):  # "trained for 100k steps with KL weight beta=1e-3"
         more, _ = _compile_quantities(match.group("keys"), b)
         made.extend(more)
@@ -361,12 +447,33 @@ def _inline_assignments(text: str, b: _Builder) -> tuple[list[int], str]:
     for match in _INLINE_RE.finditer(text):
         value = numbers.parse_value(match.group("val"))
         key = match.group("key")
-        context = " ".join(text[: match.start()].split()[-3:])  # "at LoRA ranks r ∈ {8, 16}": the words naming r
-        name = _name_for(key, b.aliases, label=context) if value is not None else None
-        if name is None:
+        clause = re.split(r"[,;:(=]", text[: match.start()])[-1]
+        context = " ".join(clause.split()[-3:])  # "at LoRA ranks r ∈ {8, 16}": the words naming r, same clause
+        if value is None:
             continue
-        made.append(b.add(_value_check(name, value)))
+        name = _name_for(key, b.aliases, label=context)
+        if name is not None:
+            made.append(b.add(_value_check(name, value)))
+        elif _is_symbol(key):
+            made.append(b.add(_symbol_check(key, value, before=context)))
+        else:
+            continue
         rest = rest[: match.start()] + " " * (match.end() - match.start()) + rest[match.end() :]
+    return made, rest
+
+
+def _distribution_checks(text: str, b: _Builder) -> tuple[list[int], str]:
+    """``X ~ U(0, 4)`` -> call of the sampler; "W initialised from N(0, 0.02)" -> init check on W. Returns
+    the text with the distributions blanked, so their parameters are not read as unnamed values."""
+    made: list[int] = []
+    rest = text
+    for dist in distributions.find(text):
+        target = distributions.initialised(text, dist.start) if dist.init else None
+        if target and dist.init:
+            made.append(b.add(InitCheck(name=target, expect=dist.init, args=dist.init_args)))  # type: ignore[arg-type]
+        else:
+            made.append(b.add(CallCheck(target=dist.call, args=dist.call_args)))
+        rest = rest[: dist.start] + "§" * (dist.end - dist.start) + rest[dist.end :]
     return made, rest
 
 
@@ -378,6 +485,44 @@ def _protocol_checks(text: str, b: _Builder) -> list[int]:
     out = []
     for hit in terms.find_protocol_terms(text):
         out.append(b.add(ProtocolCheck(rule=hit.category, expect=hit.target)))
+    lowered = text.lower()
+    for rule, cues in terms.protocol_rule_cues().items():
+        if any(cue in lowered for cue in cues):
+            out.append(b.add(ProtocolCheck(rule=rule)))
+    for name in _frozen_targets(lowered):
+        out.append(b.add(ProtocolCheck(rule="frozen", name=name)))
+    known = {h.target.lower() for h in terms.find_protocol_terms(text) if h.category == "metric"}
+    for metric in _listed_metrics(text):
+        if metric.lower() not in known:
+            out.append(b.add(ProtocolCheck(rule="metric", expect=metric)))
+    return out
+
+
+def _frozen_targets(lowered: str) -> list[str]:
+    """"frozen backbone", "the text encoder is kept frozen" -> [backbone, text_encoder]."""
+    found = []
+    for target in terms.protocol_words("frozen_targets"):
+        t = re.escape(target.lower())
+        if re.search(rf"\b(?:frozen|freeze|freezing|freezes)\s+(?:the\s+)?(?:\w+\s+)?{t}\b|\b{t}\s+(?:is|are|was|were|kept|stays?|remains?)\s+(?:kept\s+)?frozen\b", lowered):
+            found.append(terms.identifier(target).lower())
+    return found
+
+
+_METRIC_ITEM = re.compile(r"^[A-Za-z][\w\-@/]*(?:\s[A-Za-z][\w\-@/]*){0,3}$")
+
+
+def _listed_metrics(text: str) -> list[str]:
+    """Names in "metrics: A, B and C" / "evaluated by A and B" that the vocabulary does not know yet."""
+    cues = "|".join(re.escape(c) for c in sorted(terms.protocol_words("metric_cues"), key=len, reverse=True))
+    if not cues:
+        return []
+    out: list[str] = []
+    for match in re.finditer(rf"\b(?:{cues})\b\s*(?:is|are|:)\s*(?P<list>[^.;()]{{3,160}})", text, re.IGNORECASE):
+        items = [i.strip() for i in re.split(r",|\band\b|\bor\b", match.group("list"))]
+        items = [re.sub(r"^(?:the|a|an|four|three|two|both)\s+", "", i, flags=re.IGNORECASE) for i in items if i]
+        good = [i for i in items if _METRIC_ITEM.match(i) and not re.search(r"\d", i)]
+        if good and len(good) == len(items):
+            out.extend(good)
     return out
 
 
@@ -422,7 +567,7 @@ def _context_reason(text: str, dimension: Dimension, label: str = "") -> str | N
 
 
 _MODEL_NAME_RE = re.compile(
-    r"\b[A-Za-z][\w.]*(?:-[A-Za-z]*\d[\w.]*)+\b|\b\d+(?:\.\d+)?B\b|\b[A-Z]+\d+[A-Za-z]*(?:/\d+)*\b|\b[123]D\b"
+    r"\b[A-Za-z][\w.]*-[A-Za-z]{1,2}/\d+\b|\b[A-Za-z][\w.]*(?:-[A-Za-z]*\d[\w.]*)+\b|\b\d+(?:\.\d+)?B\b|\b[A-Z]+\d+[A-Za-z]*(?:/\d+)*\b|\b[123]D\b"
 )
 
 
@@ -445,9 +590,10 @@ def _fragment(
     if label and (not re.search(r"\d", label.group("label")) or len(label.group("label")) > 25):
         body = label.group("body").strip()
         label_text = label.group("label")
-    masked = _mask_model_names(body)
+    masked = _mask_model_names(context.mask(body))
     made, reason = _formula_check(body, b)
     if not made and not formulas_only:
+        sampled, masked = _distribution_checks(masked, b)
         made, reason = _compile_assignment(masked, b, label_text)
         if not made:
             inline, rest = _inline_assignments(masked, b)
@@ -457,6 +603,7 @@ def _fragment(
                 reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name" if unnamed else ""
             elif unnamed and not reason:
                 reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name"
+        made += sampled
         made += _api_checks(body, b)
         made += _protocol_checks(body, b)
     reason = re.sub(r"§+", "…", reason)  # masked model names, shown as an ellipsis
@@ -464,9 +611,14 @@ def _fragment(
         return Fragment(text, "typed", reason, tuple(sorted(set(made))))
     if formulas_only and not reason:
         return Fragment(text, "typed")
-    context = _context_reason(masked if dimension == Dimension.numerical else text, dimension, label_text)
-    if context and (not reason or context.startswith(("hardware", "dataset statistic"))):
-        return Fragment(text, "context", context)
+    category = context.classify(
+        body, result_allowed=dimension in (Dimension.numerical, Dimension.protocol), measured=dimension == Dimension.protocol
+    )
+    if category and (not reason or not category.startswith("rationale")):
+        return Fragment(text, "context", category)
+    legacy = _context_reason(masked if dimension == Dimension.numerical else text, dimension, label_text)
+    if legacy and (not reason or legacy.startswith(("hardware", "dataset statistic"))):
+        return Fragment(text, "context", legacy)
     if not reason:
         reason = "no value, name, formula or sequence the compiler can type"
     return Fragment(text, "leftover", reason)

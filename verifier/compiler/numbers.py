@@ -138,6 +138,7 @@ def parse_number(text: str) -> int | float | None:
 
 
 _SET_RE = re.compile(r"^\s*[\{\[\(]\s*(?P<body>[^{}\[\]()]*?)\s*[\}\]\)]\s*$")
+_SHAPE_RE = re.compile(r"^\s*\d{1,5}(?:\s*[x×]\s*\d{1,5}){1,4}\s*$")
 _RANGE_RE = re.compile(r"^\s*(?P<a>\S+?)\s*(?:to|-|–|~|\.\.\.?)\s*(?P<b>\S+)\s*$")
 
 
@@ -155,6 +156,9 @@ def parse_value(text: str) -> Any:
     number = parse_number(text)
     if number is not None:
         return number
+    shape = _SHAPE_RE.match(text)
+    if shape:  # 256×256, 16x256x256: a resolution or tensor shape, compared as a list
+        return [int(p) for p in re.split(r"\s*[x×]\s*", text.strip())]
     set_match = _SET_RE.match(text)
     if set_match:
         items = [p for p in re.split(r"\s*,\s*", set_match.group("body")) if p]

@@ -74,6 +74,12 @@ def phrase_table() -> list[tuple[str, str]]:
     return sorted(table.items(), key=lambda kv: (-len(kv[0]), kv[0]))
 
 
+def section(name: str) -> dict:
+    """A top-level mapping of rules/claim_terms.yaml (``distributions``, ``units``, ...), empty when absent."""
+    value = _terms().get(name)
+    return value if isinstance(value, dict) else {}
+
+
 def unit_name(unit: str) -> str | None:
     name = (_terms().get("units") or {}).get(unit.lower())
     return lexicon_index().get(name.lower(), name) if name else None
@@ -230,6 +236,12 @@ def _protocol_table() -> tuple[tuple[str, str, str, bool], ...]:
 def find_protocol_terms(text: str) -> list[ApiHit]:
     """Dataset and metric names (category "dataset" / "metric", target = canonical name)."""
     return _scan(text, _protocol_table())
+
+
+def protocol_rule_cues() -> dict[str, list[str]]:
+    """Protocol rules without required parameters -> the lower-case phrases that state them."""
+    cues = _load("claim_protocol.yaml").get("rule_cues") or {}
+    return {str(rule): [str(c).lower() for c in phrases or []] for rule, phrases in sorted(cues.items())}
 
 
 def protocol_words(kind: str) -> list[str]:

@@ -7,7 +7,8 @@ implementation consults, so adding an alias or a seeding API never needs a code 
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from verifier import rules as rule_data
 

@@ -11,7 +11,16 @@ import ast
 import re
 from dataclasses import dataclass
 
-from verifier.analysis.protocol.common import const_str, dotted, evidence, norm, scope_admits, sorted_evidence, text_of, views_mentioning
+from verifier.analysis.protocol.common import (
+    const_str,
+    dotted,
+    evidence,
+    norm,
+    scope_admits,
+    sorted_evidence,
+    text_of,
+    views_mentioning,
+)
 from verifier.analysis.protocol.metric import name_matches
 from verifier.analysis.protocol.reach import reach
 from verifier.analysis.protocol.values import config_settings, option_settings

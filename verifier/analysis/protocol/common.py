@@ -7,9 +7,11 @@ parsed and walked once; rules then filter these flat records instead of walking 
 from __future__ import annotations
 
 import ast
+import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from verifier.index.facts import FileRole, Language
 from verifier.index.repo import looks_like_glob
@@ -370,6 +372,7 @@ def sorted_evidence(items: Iterable[Evidence]) -> list[Evidence]:
 
 
 # ----- names ---------------------------------------------------------------------------------------------
+_NON_ALNUM = re.compile(r"[^a-z0-9]")
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -381,9 +384,10 @@ def tokens(name: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def norm(text: str) -> str:
     """Compare names across spellings: "CIFAR-10" = "cifar10" = "Cifar_10"."""
-    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+    return _NON_ALNUM.sub("", str(text).lower())
 
 
 def const_str(node: ast.AST | None) -> str | None:

@@ -12,7 +12,17 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from verifier.analysis.protocol.common import FileView, dotted, evidence, scope_admits, sorted_evidence, tokens, views_mentioning
+from verifier.analysis.protocol.common import (
+    FileView,
+    dotted,
+    evidence,
+    file_view,
+    python_paths,
+    scope_admits,
+    sorted_evidence,
+    tokens,
+    views_mentioning,
+)
 from verifier.analysis.protocol.flow import flow
 from verifier.results import CheckResult, Status
 
@@ -76,9 +86,7 @@ def _eval_calls(node) -> list[ast.Call]:
     out = []
     for n in ast.walk(node):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-            if n.func.attr == "eval" and not n.args and not n.keywords:
-                out.append(n)
-            elif n.func.attr == "train" and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False:
+            if n.func.attr == "eval" and not n.args and not n.keywords or n.func.attr == "train" and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False:
                 out.append(n)
         if isinstance(n, ast.Call):
             for kw in n.keywords:
@@ -101,9 +109,7 @@ def _no_grad_withs(node) -> list[ast.AST]:
                 expr = item.context_expr
                 name = dotted(expr.func if isinstance(expr, ast.Call) else expr) or ""
                 leafname = name.rsplit(".", 1)[-1]
-                if leafname in ("no_grad", "inference_mode"):
-                    out.append(n)
-                elif leafname == "set_grad_enabled" and isinstance(expr, ast.Call) and expr.args and \
+                if leafname in ("no_grad", "inference_mode") or leafname == "set_grad_enabled" and isinstance(expr, ast.Call) and expr.args and \
                         isinstance(expr.args[0], ast.Constant) and expr.args[0].value is False:
                     out.append(n)
     return out
@@ -189,7 +195,7 @@ def judge(ctx, fn: EvalFn):
         own_train = _train_calls(fn.node)
         resumes = bool(own_train) or any(_train_calls(o.node) or _callee_sets_train(ctx, v, o) for v, o, _ in training_callers)
         if not resumes:
-            v, o, c = training_callers[0]
+            v, _, c = training_callers[0]
             ev.append(evidence(ctx, v.path, c, "rule", note="evaluation inside training; model.train() never restores"))
     name = fn.qual
     if has_eval and has_no_grad and resumes:
@@ -203,24 +209,45 @@ def judge(ctx, fn: EvalFn):
     return None, f"`{name}` evaluates with neither model.eval() nor torch.no_grad()", ev
 
 
+def _functions_named(ctx, names: set[str]) -> list:
+    """Repo functions with one of these names (located through the index facts when present: no parse)."""
+    table = ctx.memo("protocol.function_table", lambda: _function_table(ctx))
+    out = []
+    for name in sorted(names & table.keys()):
+        for path, qual in table[name]:
+            view = file_view(ctx, path)
+            fn = view.functions.get(qual) if view is not None else None
+            if fn is not None:
+                out.append(fn)
+    return out
+
+
+def _function_table(ctx) -> dict[str, list[tuple[str, str]]]:
+    table: dict[str, list[tuple[str, str]]] = {}
+    paths = python_paths(ctx)
+    if any(f.definitions for f in ctx.index.files.values()):
+        for path in paths:
+            for d in ctx.index.files[path].definitions:
+                if d.kind in ("function", "method"):
+                    table.setdefault(d.name, []).append((path, d.qualname))
+        return table
+    for path in paths:
+        view = file_view(ctx, path)
+        for qual, fn in (view.functions.items() if view is not None else ()):
+            table.setdefault(fn.name, []).append((path, qual))
+    return table
+
+
 def _trains(ctx, view: FileView, owner) -> bool:
     if _has_backward(owner.node):
         return True
     names = {c.leaf for c in owner.calls}
-    for other in views_mentioning(ctx, sorted(names)[:50] or ("backward",)):
-        for qual, fn in other.functions.items():
-            if fn.name in names and fn.node is not owner.node and _has_backward(fn.node):
-                return True
-    return False
+    return any(fn.node is not owner.node and _has_backward(fn.node) for fn in _functions_named(ctx, names))
 
 
 def _callee_sets_train(ctx, view: FileView, owner) -> bool:
     names = {c.leaf for c in owner.calls}
-    for other in views_mentioning(ctx, (".train(",)):
-        for qual, fn in other.functions.items():
-            if fn.name in names and _train_calls(fn.node):
-                return True
-    return False
+    return any(_train_calls(fn.node) for fn in _functions_named(ctx, names))
 
 
 def _framework_managed(ctx, scope) -> list:
@@ -246,7 +273,7 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
         return CheckResult.failed(KIND, Status.missing, "no evaluation function found", [])
     verdicts = [(judge(ctx, fn), fn) for fn in fns]
     order = sorted(verdicts, key=lambda v: (v[0][0] if v[0][0] is not None else -1, v[1].view.path, v[1].node.lineno))
-    (score, message, ev), worst = order[0]
+    (score, message, ev), _ = order[0]
     if len(fns) > 1:
         message += f" (worst of {len(fns)} evaluation functions)"
     ev = sorted_evidence(ev)

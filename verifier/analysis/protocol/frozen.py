@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import ast
 
-from verifier.analysis.protocol.common import FileView, dotted, evidence, norm, scope_admits, sorted_evidence, tokens, views_mentioning
+from verifier.analysis.protocol.common import (
+    FileView,
+    dotted,
+    evidence,
+    norm,
+    scope_admits,
+    sorted_evidence,
+    tokens,
+    views_mentioning,
+)
 from verifier.results import CheckResult, Status
 
 KIND = "protocol"
@@ -40,10 +49,7 @@ def _barriers(view: FileView, key: str) -> list[tuple[ast.AST, str]]:
         if isinstance(node, ast.Call):
             name = dotted(node.func) or ""
             leafname = name.rsplit(".", 1)[-1]
-            if leafname == "requires_grad_" and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is False:
-                if _mentions(node.func, key):
-                    out.append((node, "requires_grad_(False)"))
-            elif leafname == "requires_grad_" and not node.args and any(
+            if leafname == "requires_grad_" and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is False or leafname == "requires_grad_" and not node.args and any(
                     isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords):
                 if _mentions(node.func, key):
                     out.append((node, "requires_grad_(False)"))

@@ -11,7 +11,13 @@ import re
 from collections import defaultdict, deque
 from dataclasses import dataclass
 
-from verifier.analysis.protocol.common import MODULE_SCOPE, FileView, file_view, python_paths, text_of
+from verifier.analysis.protocol.common import (
+    MODULE_SCOPE,
+    FileView,
+    file_view,
+    python_paths,
+    text_of,
+)
 from verifier.index.facts import Language
 
 MAX_REACH_NODES = 20000
@@ -30,24 +36,64 @@ class Reach:
         return (file, qualname) in self.reached or (file, qualname.split(".")[0]) in self.reached
 
 
-class GraphReach:
-    """Reachability answered by the index's call graph (verifier.analysis.entry): no file is re-parsed."""
+class FactsReach:
+    """Is a scope reachable? A bounded reverse walk over the index's call sites (callers of the function's
+    name, their callers, ...) up to an entry file's module level. Costs a few dictionary look-ups per
+    question instead of a whole-repo call graph; like the graph it errs towards "reachable"."""
 
-    def __init__(self, graph):
-        self.graph = graph
-        self.roots = tuple(sorted({e.node.file for e in graph.entries}))
+    MAX_NODES = 2000
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.roots = tuple(entry_files(ctx))
+        self._entry = set(self.roots)
         self.complete = True
         self._cache: dict[tuple[str, str], bool] = {}
+        self._callers: dict[str, list[tuple[str, str]]] = {}
+        for path, facts in ctx.index.files.items():
+            for call in facts.calls:
+                self._callers.setdefault(call.callee.rsplit(".", 1)[-1], []).append((path, call.scope))
+                leafname = call.qualname.rsplit(".", 1)[-1]
+                if leafname != call.callee.rsplit(".", 1)[-1]:
+                    self._callers.setdefault(leafname, []).append((path, call.scope))
 
     def reaches(self, file: str, qualname: str) -> bool:
         key = (file, qualname)
         if key not in self._cache:
-            try:
-                found = self.graph.scope_reachable(file, qualname) is not None
-            except (KeyError, ValueError, AttributeError, RecursionError):
-                found = True
-            self._cache[key] = found
+            self._cache[key] = self._search(file, qualname)
         return self._cache[key]
+
+    def _search(self, file: str, qualname: str) -> bool:
+        if not self._entry:
+            return True  # a library without entry points: nothing can be called unwired
+        index = self.ctx.index
+        seen: set[tuple[str, str]] = set()
+        queue: deque[tuple[str, str]] = deque([(file, qualname)])
+        while queue:
+            node = queue.popleft()
+            if node in seen:
+                continue
+            seen.add(node)
+            if len(seen) > self.MAX_NODES:
+                return True
+            path, scope = node
+            if scope == MODULE_SCOPE:
+                if path in self._entry:
+                    return True
+                continue
+            parts = scope.split(".")
+            names = {parts[-1]}
+            if parts[-1] in ("__init__", "__call__", "forward") and len(parts) > 1:
+                names.add(parts[-2])  # instantiating / calling the class runs it
+            callers = [c for name in sorted(names) for c in self._callers.get(name, ())]
+            for caller in callers:
+                if caller != node:
+                    queue.append(caller)
+            if not callers and any(
+                names & facts.reads for p, facts in index.files.items() if p != path or len(parts) > 1
+            ):
+                return True  # passed as a value (callback, registry): counted as reachable
+        return False
 
 
 def _launched_files(ctx, paths: list[str]) -> set[str]:
@@ -118,17 +164,11 @@ def _module_refs(view: FileView) -> set[str]:
     return out
 
 
-def reach(ctx) -> Reach | GraphReach:
-    """The index call graph when the index carries facts, else a name-based walk over parsed files."""
+def reach(ctx) -> Reach | FactsReach:
+    """Reverse search over the index's call sites when the index carries facts, else a name-based walk over
+    parsed files (hand-built indexes in tests and rule examples)."""
     if any(f.definitions or f.calls for f in ctx.index.files.values()):
-        try:
-            from verifier.analysis.entry import call_graph
-
-            graph = call_graph(ctx)
-            if graph.entries:
-                return ctx.memo("protocol.graph_reach", lambda: GraphReach(graph))
-        except (ImportError, AttributeError, RecursionError, KeyError, ValueError):
-            pass
+        return ctx.memo("protocol.facts_reach", lambda: FactsReach(ctx))
     return _ast_reach(ctx)
 
 

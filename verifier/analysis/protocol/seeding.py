@@ -11,7 +11,9 @@ from verifier.analysis.protocol.common import (
     FileView,
     dotted,
     evidence,
+    file_view,
     names_in,
+    python_paths,
     outer_chains,
     scope_admits,
     sorted_evidence,
@@ -20,7 +22,12 @@ from verifier.analysis.protocol.common import (
     views_mentioning,
 )
 from verifier.analysis.protocol.reach import reach
-from verifier.analysis.protocol.values import Resolver, config_settings, option_settings, setting
+from verifier.analysis.protocol.values import (
+    Resolver,
+    config_settings,
+    option_settings,
+    setting,
+)
 from verifier.index.facts import Language
 from verifier.results import CheckResult, Status
 
@@ -119,8 +126,45 @@ def _seed_flags(ctx, lex: dict) -> list:
     return sorted(found, key=lambda s: (s.file, s.line))
 
 
+_SEED_LEAVES = {"seed", "manual_seed", "manual_seed_all", "seed_everything", "set_seed", "set_random_seed", "PRNGKey",
+                "default_rng", "RandomState"}
+
+
+def _may_seed(call) -> bool:
+    """A cheap look at an index CallSite: could this call seed an RNG?"""
+    leafname = call.callee.rsplit(".", 1)[-1]
+    if leafname in _SEED_LEAVES:
+        return True
+    if leafname == "key":
+        return "random" in call.callee
+    if leafname == "reset":
+        return any(k == "seed" for k, _ in call.kwargs)
+    return False
+
+
+def _seed_views(ctx, scope: str | None, lex: dict) -> list[FileView]:
+    """Files with seeding calls, and files calling the repo's seeding helpers (to follow the seed argument);
+    chosen from the index's call sites when it has them, so other files are never parsed."""
+    paths = python_paths(ctx, scope)
+    if not any(f.calls for f in ctx.index.files.values()):
+        return views_mentioning(ctx, SEED_WORDS, scope)
+    extra = set(lex.get("seeding_leaves", []))
+
+    def calling(names: set[str]) -> list[str]:
+        return [p for p in paths if any(c.callee.rsplit(".", 1)[-1] in names for c in ctx.index.files[p].calls)]
+
+    first = [p for p in paths if any(_may_seed(c) or c.callee.rsplit(".", 1)[-1] in extra for c in ctx.index.files[p].calls)]
+    views = [v for p in first if (v := file_view(ctx, p)) is not None]
+    helpers = {fn.name for v in views for fn in v.functions.values() if any(_is_seeding(c, lex) for c in fn.calls)}
+    seen = set(first)
+    for path in calling(helpers) if helpers else []:
+        if path not in seen and (view := file_view(ctx, path)) is not None:
+            views.append(view)
+    return views
+
+
 def seed_calls(ctx, scope: str | None, lex: dict) -> tuple[list[SeedCall], list[FileView]]:
-    views = views_mentioning(ctx, SEED_WORDS, scope)
+    views = _seed_views(ctx, scope, lex)
     out = []
     for view in views:
         for call in view.calls:
@@ -169,7 +213,7 @@ _HYDRA = re.compile(r"\b(\w*seed\w*)=((?:[-\w.]+,)+[-\w.]+)")
 _PY_RUN_LOOP = re.compile(
     r"for\s+[\w, ]*\b(\w*seed\w*|runs?|run_id|run_idx|trials?|trial_\w+|repeats?|repetitions?|reps?_\w+)\s+in\b|"
     r"for\s+[\w, ]+\s+in\s+[^\n:]*seed",
-    re.I,
+    re.IGNORECASE,
 )
 _RUN_TOKENS = {"seed", "seeds", "run", "runs", "trial", "trials", "rep", "reps", "repeat", "repeats", "repetition",
                "replicate", "s"}
@@ -227,7 +271,7 @@ def shell_counts(ctx) -> list[SeedCount]:
             var, items = m.group(1), m.group(2)
             body = "\n".join(lines[i : i + 30])
             body = body.split("done", 1)[0]
-            uses = re.search(rf"seed\w*[ =]+\"?\$\{{?{var}\b", body, re.I)
+            uses = re.search(rf"seed\w*[ =]+\"?\$\{{?{var}\b", body, re.IGNORECASE)
             if not uses and not (set(tokens(var)) & _RUN_TOKENS):
                 continue
             count = _count_shell_items(items, arrays)

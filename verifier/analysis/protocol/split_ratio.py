@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from verifier.analysis.protocol.common import (
     FileView,
     dotted,
+    evidence,
     file_view,
     is_ml_text,
-    python_paths,
-    text_of,
-    evidence,
     leaf,
+    python_paths,
     scope_admits,
     sorted_evidence,
     target_names,
+    text_of,
     tokens,
     views_mentioning,
 )
@@ -34,7 +34,7 @@ from verifier.results import CheckResult, Status
 KIND = "protocol"
 SIZE = 1_000_000.0  # stands for len(dataset) while folding lengths
 SPLIT_WORDS = ("split", "[", "train_size", "test_size", "val_size")
-_SPLIT_RE = re.compile(r"train_test_split|random_split|(train|test|val|valid|dev)\w*\s*=\s*[\w.]+\[[^\]\n]*:", re.I)
+_SPLIT_RE = re.compile(r"train_test_split|random_split|(train|test|val|valid|dev)\w*\s*=\s*[\w.]+\[[^\]\n]*:", re.IGNORECASE)
 
 
 def part_kind(name: str) -> str | None:
@@ -214,23 +214,24 @@ def compose(sites: list[SplitSite]) -> list[tuple[dict[str, float], dict[str, fl
         fractions: dict[str, float] = {}
         counts: dict[str, float] = {}
         used: list[SplitSite] = []
-
-        def expand(site: SplitSite, scale: float | None, depth: int = 0) -> None:
-            used.append(site)
-            for part in site.parts:
-                child = by_root.get(part.name)
-                frac = None if part.fraction is None or scale is None else part.fraction * scale
-                if child and depth < 5:
-                    expand(child[0], frac, depth + 1)
-                    continue
-                if frac is not None:
-                    fractions[part.kind] = fractions.get(part.kind, 0.0) + frac
-                if part.count is not None:
-                    counts[part.kind] = counts.get(part.kind, 0.0) + part.count
-
-        expand(root_sites[0], 1.0)
+        _expand(root_sites[0], 1.0, by_root, fractions, counts, used)
         results.append((fractions, counts, used))
     return results
+
+
+def _expand(site: SplitSite, scale: float | None, by_root, fractions: dict, counts: dict, used: list, depth: int = 0) -> None:
+    """Accumulate leaf parts' fractions of the root; a part that is split again is replaced by its parts."""
+    used.append(site)
+    for part in site.parts:
+        child = by_root.get(part.name)
+        frac = None if part.fraction is None or scale is None else part.fraction * scale
+        if child and depth < 5:
+            _expand(child[0], frac, by_root, fractions, counts, used, depth + 1)
+            continue
+        if frac is not None:
+            fractions[part.kind] = fractions.get(part.kind, 0.0) + frac
+        if part.count is not None:
+            counts[part.kind] = counts.get(part.kind, 0.0) + part.count
 
 
 def _setting_fractions(ctx) -> tuple[dict[str, float], list]:

@@ -15,7 +15,13 @@ from typing import Any
 
 import yaml
 
-from verifier.analysis.protocol.common import FileView, dotted, leaf, text_of, views_mentioning
+from verifier.analysis.protocol.common import (
+    FileView,
+    dotted,
+    leaf,
+    text_of,
+    views_mentioning,
+)
 from verifier.index.facts import BindingKind, Language
 
 MAX_DEPTH = 8
@@ -32,14 +38,23 @@ class Setting:
     source: str  # config | argparse | launch | assign | binding
 
 
-def _flatten(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+MAX_KEYS = 20_000  # YAML anchors can make a small file expand exponentially: stop counting there
+
+
+def _flatten(data: Any) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
-    if isinstance(data, dict):
-        for key, value in data.items():
+    stack: list[tuple[str, Any, int]] = [("", data, 0)]
+    while stack and len(out) < MAX_KEYS:
+        prefix, node, depth = stack.pop()
+        if not isinstance(node, dict) or depth > 20:
+            continue
+        items = list(node.items())
+        for key, value in items:
             path = f"{prefix}.{key}" if prefix else str(key)
             out.append((path, value))
+        for key, value in reversed(items):
             if isinstance(value, dict):
-                out.extend(_flatten(value, path))
+                stack.append((f"{prefix}.{key}" if prefix else str(key), value, depth + 1))
     return out
 
 

@@ -1,0 +1,127 @@
+"""Which parts of a claim are *context*: true statements no static check of the code can confirm or refute.
+
+Coverage must not count them against the compiler (a repo does not "implement" an A100 or a citation), but
+they must not vanish either: each is recorded with the category below as its reason. The categories are
+closed and each is a textual shape, never a claim id:
+
+* hardware      - accelerators, CPUs, RAM, nodes ("8x NVIDIA A100 (80GB)", "2x AMD EPYC 64-Core CPUs");
+* compute       - wall-clock time, GPU-hours, memory use, money ("722MB", "3 days", "$5 per 1M tokens");
+* param-count   - model sizes ("86M params", "102K tunable params", "S-6M", "(355M)");
+* data-stat     - sizes of a dataset the repo downloads ("2.5M trajectories", "3952 test examples" in prose
+                  that names no parameter, "233GB");
+* citation      - references to literature or to the paper ("(Ho et al., 2020)", "[12]", "Eq. (3)",
+                  "as in X", "following X", "Reference: ...");
+* result        - reported outcomes, which a run produces and code does not fix ("21.2% [20.4%, 22.0%]",
+                  "0.336 +/- 0.001", "achieves", "outperforms");
+* rationale     - motivation and explanation ("to enable ...", "so that ...", "which improves ...").
+
+``mask`` blanks the spans of the first five inside a fragment so their numbers are not read as unnamed
+values; ``classify`` says whether a whole fragment is context and why.
+"""
+
+from __future__ import annotations
+
+import re
+
+_HARDWARE = re.compile(
+    r"(?<![\w.])(?:\d+\s*[x×]?\s*)?(?:NVIDIA|AMD|Intel|Xeon|EPYC|Tesla|GeForce|RTX|TPU(?:v\d)?|GPUs?|CPUs?|A100|H100|V100|"
+    r"A6000|A40|L40S?|P100|K80|RTX\s?\d{4}|RAM|VRAM|workstation|\d+-Core|processors?)\b(?:\s+[A-Z]?\d{2,5}[A-Za-z]*\b)?",
+    re.IGNORECASE,
+)
+_BRACKET_CITE = re.compile(r"\[\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\]")  # "[12]": only a whole fragment, a list looks the same
+_MEMORY = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes?)\b")
+_TIME = re.compile(
+    r"(?<![\w.])\d+(?:\.\d+)?\s*(?:GPU[- ]?)?(?:hours?|hrs?|h|minutes?|mins?|seconds?|secs?|days?|weeks?|ms)\b|"
+    r"\bwall[- ]?clock\b|\bGPU[- ]hours?\b|\$\s*\d[\d,.]*",
+    re.IGNORECASE,
+)
+_PARAM_COUNT = re.compile(
+    r"(?<![\w.])~?\d+(?:\.\d+)?\s*[KMB]\s*(?:\w+\s+)?(?:params|parameters)\b|"
+    r"\b(?:params?|parameters)\b(?:\s+(?:count|range|budget|cap))?\s*[:=(\[]?\s*(?:<=|≤|~)?\s*\d+(?:\.\d+)?\s*[KMB%]"
+    r"(?:\s*,\s*~?\d+(?:\.\d+)?\s*[KMB])?\s*\]?|"
+    r"\(\s*~?\d+(?:\.\d+)?\s*[MB]\s*\)|\b[A-Z]{1,2}-\d+(?:\.\d+)?[MB]\b|"
+    r"(?<![\w.])\d+(?:\.\d+)?%\s+of\s+(?:the\s+)?(?:total\s+)?(?:\w+\s+)?(?:params|parameters|backbone)",
+    re.IGNORECASE,
+)
+_DATA_STAT = re.compile(
+    r"(?<![\w.])\d+(?:[.,]\d+)?\s*[kKMB]?\s+(?:\w+\s+){0,2}?(?:videos?|clips?|images?|captions?|trajectories|"
+    r"votes?|users?|documents?|sentences?|families|combinations|conversations?|annotations?|"
+    r"subjects?|patients?|recordings?)\b",
+    re.IGNORECASE,
+)
+_CITATION = re.compile(
+    r"\([A-Z][A-Za-z\-]+(?:\s+(?:et al\.?|&|and)\s*[A-Za-z\-]*)?,?\s*(?:19|20)\d\d[a-z]?(?:[;,][^()]*)?\)|"
+    r"\b(?:Eq|Eqs|Equation|Sec|Section|Table|Tab|Figure|Fig|Appendix|Algorithm|Alg)\.?\s*\(?[A-Z]?\d+(?:\.\d+)*\)?(?:\([a-z]\))?|"
+    r"\b(?:as in|following|follows|mirrors|adopted from|borrowed from|taken from|per|see)\s+[A-Z][\w\-]+(?:\s+(?:et al\.?|&|and)\s+[A-Z][\w\-]+)*\s*(?:\(?(?:19|20)\d\d[a-z]?\)?)?",
+)
+_RESULT_NUM = re.compile(
+    r"[+-]?\d+(?:\.\d+)?%?\s*(?:±|\+/-|\+-)\s*\d+(?:\.\d+)?%?|"
+    r"\d+(?:\.\d+)?%\s*\[\s*\d+(?:\.\d+)?%\s*,\s*\d+(?:\.\d+)?%\s*\]|"
+    r"(?:approx\w*\s+)?\d+(?:\.\d+)?\s*(?:%|x|×)\s+(?:increase|decrease|reduction|improvement|faster|slower|"
+    r"shorter|longer|smaller|larger|speed-?up|fewer|more)\b",
+    re.IGNORECASE,
+)
+_RESULT_WORDS = re.compile(
+    r"\b(?:achiev\w*|outperform\w*|improv\w*|reduc\w* by|increase\w* by|surpass\w*|beats?|wins?|"
+    r"under-control|over-control|closest to|shorter|longer|smaller|larger|higher|lower|best|worst)\b",
+    re.IGNORECASE,
+)
+_RATIONALE = re.compile(
+    r"^\s*(?:where|which|this|these|that|so|thus|hence|therefore|i\.e|e\.g|because|since|while|whereas|"
+    r"enabl\w*|allow\w*|ensur\w*|prevent\w*|avoid\w*|balanc\w*|making|leading|resulting|motivat\w*|"
+    r"inspired|intended|designed to|in order to|to (?:ensure|enable|allow|avoid|prevent|isolate|demonstrate|"
+    r"show|validate|assess|measure|test|reduce|improve)|demonstrat\w*|validat\w*|showing|shows?|"
+    r"isolat\w*|benefit\w*|relat\w*|note|see|source|as (?:a|an|the)|same as|both|all other)\b",
+    re.IGNORECASE,
+)
+_WORDS = re.compile(r"[A-Za-z][A-Za-z\-]*")
+
+
+def mask(text: str) -> str:
+    """``text`` with the spans of hardware, compute, parameter counts, data sizes, citations and reported
+    numbers blanked (same length, so offsets still hold)."""
+    out = text
+    for regex in (_CITATION, _HARDWARE, _MEMORY, _TIME, _PARAM_COUNT, _DATA_STAT, _RESULT_NUM):
+        out = regex.sub(lambda m: "§" * len(m.group(0)), out)
+    return out
+
+
+def classify(text: str, result_allowed: bool = True, measured: bool = False) -> str | None:
+    """The context category of a whole fragment with no typed fact, or None when it states something a
+    repo could get wrong. ``result_allowed``: reported outcomes count as context (protocol and value claims
+    quote them; a method description does not). ``measured``: the claim describes an evaluation, so a
+    fragment whose only numbers are fractional or percentages ("set size 3.04", "CRC 45.05%") is a
+    measurement it reports, not a setting."""
+    stripped = text.strip()
+    if not stripped:
+        return None
+    if _CITATION.fullmatch(stripped) or _BRACKET_CITE.fullmatch(stripped) or re.match(r"^\s*(?:reference|references|source|cf)\b", stripped, re.IGNORECASE):
+        return "citation: a reference to the literature or the paper"
+    checks = (
+        ("hardware", _HARDWARE, "hardware: what it ran on, not what the code does"),
+        ("compute", re.compile(f"{_MEMORY.pattern}|{_TIME.pattern}", re.IGNORECASE), "compute budget: time, memory or cost of a run"),
+        ("param-count", _PARAM_COUNT, "parameter count: follows from the architecture, not set by code"),
+        ("data-stat", _DATA_STAT, "dataset statistic: a property of the data, not set by code"),
+    )
+    for _, regex, reason in checks:
+        if regex.search(stripped) and not _has_free_number(stripped):
+            return reason
+    reported = _RESULT_NUM.search(stripped) or (_RESULT_WORDS.search(stripped) and re.search(r"\d", stripped))
+    reported = reported or (measured and _only_measurements(stripped))
+    if result_allowed and reported and "=" not in stripped:
+        return "reported result: an outcome of running the code, not a code fact"
+    if _CITATION.search(stripped) and not _has_free_number(stripped) and len(_WORDS.findall(_CITATION.sub("", stripped))) <= 4:
+        return "citation: a reference to the literature or the paper"
+    if _RATIONALE.match(stripped.strip("( ")):
+        return "rationale: explanation or motivation"
+    return None
+
+
+def _only_measurements(text: str) -> bool:
+    numbers = re.findall(r"(?<![\w.§])\d+(?:\.\d+)?%?", mask(text))
+    return bool(numbers) and all("." in n or n.endswith("%") for n in numbers)
+
+
+def _has_free_number(text: str) -> bool:
+    """A number left once every context span is blanked: the fragment states a value besides its context."""
+    return bool(re.search(r"(?<![\w.§])\d", mask(text)))
