@@ -12,7 +12,8 @@ Each phase runs in a fresh interpreter (start-up included in its wall time, like
   run-cold     run_repo on a 100-SAU value spec, no cache
   run-warm     run_repo with the cache filled
 Reported: wall seconds, ratio to the floor, CPU seconds (incl. workers), peak RSS (max over the process and
-its workers). The machine load is printed too: ratios are only meaningful on an otherwise idle machine.
+its workers). The machine load is printed too: wall ratios are only meaningful on an otherwise idle machine;
+on a shared one compare the CPU column (workers' CPU / 2 approximates their wall time on 2 free cores).
 """
 
 from __future__ import annotations

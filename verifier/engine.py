@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from verifier.checks import UNAVAILABLE, Context, Options, load_all
+from verifier.checks import UNAVAILABLE, Context, Options, checker_for
 from verifier.index.build import build_index
 from verifier.index.repo import RepoIndex
 from verifier.results import CheckResult, Report, Verdict
@@ -91,8 +91,7 @@ def checks_for(sau: SAU) -> tuple[list, str | None]:
 
 
 def run_check(check: Any, ctx: Context) -> CheckResult:
-    registry = load_all()
-    fn = registry.get(check.kind)
+    fn = checker_for(check.kind)
     if fn is None and check.kind in UNAVAILABLE:
         return CheckResult.errored(check.kind, f"the {check.kind} checker cannot load: {UNAVAILABLE[check.kind]}")
     if fn is None:

@@ -610,8 +610,12 @@ class ProofWorker:
         self.conn = parent
 
     def run(self, task: tuple, timeout: float) -> str | None:
-        if self.proc is None or not self.proc.is_alive():
-            self._start()
+        try:
+            if self.proc is None or not self.proc.is_alive():
+                self._start()
+        except (OSError, ValueError, RuntimeError):
+            self.stop()
+            return None  # no worker on this machine: numeric verdicts stand, proofs are skipped
         try:
             self.conn.send(task)
             if self.conn.poll(timeout):

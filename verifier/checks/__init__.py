@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 
 from verifier.checks.base import CHECKERS, Context, Options, checker  # noqa: F401
@@ -24,3 +25,14 @@ def load_all() -> dict:
                     UNAVAILABLE[info.name] = f"{type(exc).__name__}: {exc}"
         _LOADED = True
     return CHECKERS
+
+
+def checker_for(kind: str):
+    """The checker of one kind, importing only its module (start-up stays cheap: sympy loads only for formulas)."""
+    if kind not in CHECKERS and kind not in UNAVAILABLE and not _LOADED:
+        if importlib.util.find_spec(f"{__name__}.{kind}") is not None:
+            try:
+                importlib.import_module(f"{__name__}.{kind}")
+            except ImportError as exc:
+                UNAVAILABLE[kind] = f"{type(exc).__name__}: {exc}"
+    return CHECKERS.get(kind)

@@ -477,6 +477,30 @@ def _distribution_checks(text: str, b: _Builder) -> tuple[list[int], str]:
     return made, rest
 
 
+_MAX_UNEXPLAINED_WORDS = 4
+_FUNCTION_WORDS = frozenset(
+    "a an the and or of to in on at by for with from as is are was were be been uses use used using applies apply "
+    "applied via through into each every all its their this that which then than also only both per while where "
+    "layer layers function loss model module method network block blocks activation optimizer scheduler "
+    "schedule training trained train during after before".split()
+)
+
+
+def _unexplained_words(text: str) -> list[str]:
+    """Content words of a method sentence besides the API/dataset names it mentions: "sums the signs of
+    per-sample gradients before the SVD" names SVD but states more than a call to it."""
+    rest = text
+    for hit in sorted(terms.find_apis(text) + terms.find_protocol_terms(text), key=lambda h: -h.start):
+        rest = rest[: hit.start] + " " + rest[hit.end :]
+    lowered = rest.lower()
+    stated = [cue for cues in terms.protocol_rule_cues().values() for cue in cues if cue in lowered]
+    if _frozen_targets(lowered):
+        stated += ["frozen", "freeze", "keeps", "kept", "pretrained", "pre-trained", *terms.protocol_words("frozen_targets")]
+    covered = {w for phrase in stated for w in phrase.lower().split()}
+    words = re.findall(r"[A-Za-z][A-Za-z\-]+", rest)
+    return [w for w in words if w.lower() not in _FUNCTION_WORDS | covered and len(w) > 2]
+
+
 def _api_checks(text: str, b: _Builder) -> list[int]:
     return [b.add(CallCheck(target=hit.target)) for hit in terms.find_apis(text)]
 
@@ -503,7 +527,8 @@ def _frozen_targets(lowered: str) -> list[str]:
     found = []
     for target in terms.protocol_words("frozen_targets"):
         t = re.escape(target.lower())
-        if re.search(rf"\b(?:frozen|freeze|freezing|freezes)\s+(?:the\s+)?(?:\w+\s+)?{t}\b|\b{t}\s+(?:is|are|was|were|kept|stays?|remains?)\s+(?:kept\s+)?frozen\b", lowered):
+        if re.search(rf"\b(?:frozen|freeze|freezing|freezes)\s+(?:the\s+)?(?:\w+\s+)?{t}\b|\b{t}\s+(?:is|are|was|were|kept|stays?|remains?)\s+(?:kept\s+)?frozen\b"
+                     rf"|\b(?:keeps?|keeping|kept)\s+(?:the\s+|all\s+)?(?:\w+\s+)?{t}\s+frozen\b", lowered):
             found.append(terms.identifier(target).lower())
     return found
 
@@ -603,9 +628,12 @@ def _fragment(
                 reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name" if unnamed else ""
             elif unnamed and not reason:
                 reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name"
-        made += sampled
-        made += _api_checks(body, b)
-        made += _protocol_checks(body, b)
+        named = _api_checks(body, b) + _protocol_checks(body, b)
+        if named and not made and not sampled and not reason and dimension == Dimension.methodological:
+            rest = _unexplained_words(body)
+            if len(rest) > _MAX_UNEXPLAINED_WORDS:
+                reason = f"describes more than the named API(s): '{' '.join(rest[:6])} ...'"
+        made += sampled + named
     reason = re.sub(r"§+", "…", reason)  # masked model names, shown as an ellipsis
     if made:
         return Fragment(text, "typed", reason, tuple(sorted(set(made))))
