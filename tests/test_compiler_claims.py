@@ -52,9 +52,9 @@ def test_phrases_sets_ranges_percent_and_labels():
 
 
 def test_spec_aliases_name_paper_symbols():
-    bare = compiled("chunk and condition lengths: l=16")
-    assert bare.checks == [] and bare.coverage == "none"
-    assert "no parameter name for 'l'" in bare.leftover[0]
+    bare = compiled("chunk and condition lengths: l=16")  # no alias: a value check on the symbol's spellings
+    (check,) = bare.checks
+    assert check.kind == "value" and check.expect == 16 and "l" in check.all_names() and bare.coverage == "full"
     aliased = compiled("chunk and condition lengths: l=16", aliases={"chunk_len": ["l"]})
     assert dumps(aliased) == [{"name": "chunk_len", "expect": 16}]
 

@@ -475,6 +475,8 @@ def bad_argument_cases(repo: Path) -> dict[str, list[str]]:
         "format-unknown": [str(repo), "--format", "xml"],
         "spec-is-a-symlink-loop": [str(repo), "--spec", str(repo / "loop_a")],
         "spec-is-binary": [str(repo), "--spec", str(repo / "weights" / "model.pt")],
+        "spec-is-an-alias-bomb": [str(repo), "--spec", str(repo / "configs" / "bomb.yaml")],
+        "spec-is-invalid-json": [str(repo), "--spec", str(repo / "notebooks" / "broken.ipynb")],
     }
 
 
@@ -501,13 +503,16 @@ def test_proof_worker_dies_with_its_parent(tmp_path):
         "x = sp.Symbol('x')\n"
         "w = ProofWorker()\n"
         "w.run((x + x, 2 * x, frozenset(), 'exact', True), 30)\n"
-        "print(w.proc.pid, flush=True)\n"
+        "open(os.environ['PID_FILE'], 'w').write(str(w.proc.pid))\n"
         "os._exit(0)\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(PROJECT))
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=60, text=True)
-    assert out.returncode == 0, out.stderr[-1000:]
-    child = int(out.stdout.split()[-1])
+    pid_file = tmp_path / "worker.pid"
+    env = dict(os.environ, PYTHONPATH=str(PROJECT), PID_FILE=str(pid_file))
+    # no pipes: an orphaned worker would hold them open and hang this test instead of failing it
+    out = subprocess.run([sys.executable, "-c", script], check=False, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, timeout=60)
+    assert out.returncode == 0
+    child = int(pid_file.read_text())
 
     def alive() -> bool:
         try:

@@ -531,14 +531,16 @@ class ValueResolver:
             if len(inputs) == 1 and b.kind in _PASS_THROUGH and _is_wrapped_reference(b.expr, refs[0]):
                 source, src_tier = inputs[0].source, inputs[0].tier
             return Candidate(b, result.value, True, src_tier, source, chain)
-        reason = f"`{b.expr}`: " + (f"cannot resolve {', '.join(missing)}" if missing else result.reason)
+        shown = b.expr if len(b.expr) <= 60 else b.expr[:57] + "..."
+        reason = f"`{shown}`: " + (f"cannot resolve {', '.join(missing[:5])}" if missing else result.reason)
         return Candidate(b, None, False, tier, b, (_link(b, None),), reason)
 
     def _follow(self, b: Binding, ref: str, tier: int, depth: int, config_only: bool = False) -> Candidate:
         """A binding whose value is exactly another name: inherit that name's value and precedence."""
         sub = self.value_of(ref, b.span.file, b.scope, b.span.line, depth + 1, exclude=b, config_only=config_only)
         if sub is None or not sub.resolved:
-            reason = f"`{b.expr}`: cannot resolve {ref}" + (f" ({sub.reason})" if sub is not None and sub.reason else "")
+            shown = b.expr if len(b.expr) <= 60 else b.expr[:57] + "..."
+            reason = f"`{shown}`: cannot resolve {ref}" + (f" ({sub.reason})" if sub is not None and sub.reason else "")
             return Candidate(b, None, False, tier, b, (_link(b, None),), reason)
         source = sub.source if sub.tier > tier or b.kind in _PASS_THROUGH else b
         return Candidate(b, sub.value, True, max(tier, sub.tier), source, (_link(b, sub.value),) + sub.chain)

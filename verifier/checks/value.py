@@ -115,7 +115,7 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
         kinds = sorted({_ROLE_WORDS.get(link.role, link.role) for link in res.excluded})
         first = min(res.excluded, key=_link_key)
         message = (
-            f"{label} is bound only in {' and '.join(kinds)} ({first.name} = {first.expr} at {first.where()}); "
+            f"{label} is bound only in {' and '.join(kinds)} ({first.name} = {_short(first.expr)} at {first.where()}); "
             "no live binding in the code"
         )
         return CheckResult.failed(KIND, Status.missing, message, _sorted(context), **details)
@@ -210,9 +210,7 @@ def _provenance(ctx: Context, cand: Candidate, overridden: list[Candidate]) -> s
 
 def _written(ctx: Context, b: Binding, value: Any = None) -> str:
     """How a binding reads in the source, briefly: `--lr 1e-4`, `default=3e-4`, `optim.lr: 3e-4`."""
-    expr = b.expr.strip()
-    if len(expr) > 40:
-        expr = expr[:37] + "..."
+    expr = _short(b.expr)
     if value is not None and not b.constant and b.kind not in (BindingKind.launch, BindingKind.env):
         expr = f"{expr} (= {fmt(value)})"
     if b.kind is BindingKind.launch:
@@ -232,6 +230,11 @@ def _written(ctx: Context, b: Binding, value: Any = None) -> str:
     if b.kind is BindingKind.assign:
         return f"{b.path or b.name} = {expr}"
     return f"{b.name}={expr}"
+
+
+def _short(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _differing(cands: list[Candidate], best: Candidate) -> list[Candidate]:

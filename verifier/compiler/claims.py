@@ -256,7 +256,10 @@ _SYMBOL_RE = re.compile(r"^[A-Za-z](?:_?[A-Za-z0-9]{0,2})?'?$|^[α-ωΑ-Ωϵϕ][
 
 def _is_symbol(key: str) -> bool:
     """A bare paper symbol (``T``, ``l``, ``P'``, ``S_x``, ``λ``): short, names nothing in code by itself."""
-    return bool(_SYMBOL_RE.match(key.strip().strip("$`"))) and len(terms.identifier(key)) <= 4
+    key = key.strip().strip("$`")
+    if terms.identifier(key).lower() in terms.GREEK_NAMES:
+        return True
+    return bool(_SYMBOL_RE.match(key)) and len(terms.identifier(key)) <= 4
 
 
 def _head_phrase(words: str) -> str | None:
@@ -265,33 +268,50 @@ def _head_phrase(words: str) -> str | None:
     words = re.sub(r"\([^()]*\)", " ", terms.ascii_symbol(words)).strip()
     if not words or re.match(r"^\w+ing\b", words) or re.search(r"\b(?:is|are|was|were|must|has|have|can)\b", words):
         return None
+    if re.match(r"^(?:we|our|they|it|this|these|which|that|i|here|then|also|set|use|uses)\b", words, re.IGNORECASE):
+        return None  # a sentence's subject or verb, not a parameter's name
     head = _STOP_HEAD.split(words, maxsplit=1)[0].strip()
     tokens = [t.lower() for t in re.findall(r"[A-Za-z][A-Za-z0-9]*", head)]
     if not tokens or len(tokens) > 4 or any(len(t) == 1 for t in tokens[:-1]):
         return None
+    if tokens[0] in _NOT_A_NAME_START or (len(tokens) == 1 and tokens[0] in _TOO_GENERIC):
+        return None  # "Compare memory usage", "Test eta", a bare "test:": an instruction or a heading
     return "_".join(tokens)
 
 
+_NOT_A_NAME_START = frozenset(
+    "compare test evaluate measure train vary sweep report apply compute run else if then when otherwise while "
+    "but each all both given assume assumed derived see note".split()
+)
+_TOO_GENERIC = frozenset("test train val validation total results result config setup parameters settings details other value values".split())
+
+
 def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
-    """Candidate names for a bare symbol, from the claim's own words, then the symbol and its spellings:
-    "number of diffusion steps T" -> [diffusion_steps, T, t]; ``λ`` -> [lam, lambda, λ]."""
+    """Candidate names for a bare symbol: the words right before it first ("Reynolds number Re" ->
+    reynolds_number), then the symbol and its spellings (``λ`` -> lam, lambda_, lmbda), then what the
+    fragment's label suggests (weaker: a label often covers several values)."""
     key = key.strip().strip("$`")
     names: list[str] = []
-    for words in (before, label):
-        if not words:
-            continue
-        phrase = terms.find_phrase(words)
+    if before and not re.search(r"\b(?:at|for|with|in|on|of|from|to|by|and|or|when|if|else|where|the|a|an)\s*$", before, re.IGNORECASE):
+        phrase = terms.find_phrase(before)
         if phrase:
             names.append(phrase[0])
-        head = _head_phrase(words)
+        head = _head_phrase(before)
         if head:
             names.append(head)
     ident = terms.identifier(key)
     names += [ident, ident.lower()]
     if ident.lower() == "lam":
-        names.append("lambda_")
+        names += ["lambda_", "lmbda"]
     if key != ident and key.isidentifier():
         names.append(key)
+    if label:
+        phrase = terms.find_phrase(label)
+        if phrase:
+            names.append(phrase[0])
+        head = _head_phrase(label)
+        if head:
+            names.append(head)
     out: list[str] = []
     for n in names:
         if n and n not in out:
@@ -325,12 +345,18 @@ _PROSE_TAIL = re.compile(
 )
 
 
+_COUNT_LABEL = re.compile(r"\b(?:counts?|statistics|stats|sizes?|params|parameters|memory|time|cost)\b", re.IGNORECASE)
+
+
 def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[int], str]:
     """``lr=1e-4`` / ``S_x=S_y=64`` / ``r ∈ {8, 16}`` / ``alpha in [0.1, 1.0]``: value checks, or why not."""
     match = _ASSIGN_RE.match(body) or _RANGE_KEY_RE.match(body)
     if not match:
         whole = numbers.parse_value(_PAREN_TAIL.sub("", body).strip())
-        name = _name_for(label, b.aliases) if label and whole is not None and not isinstance(whole, bool) else None
+        readable = label and whole is not None and not isinstance(whole, bool)
+        name = _name_for(label, b.aliases) if readable else None
+        if readable and name is None and not terms.find_phrase(label) and not _COUNT_LABEL.search(label):
+            name = _head_phrase(label)  # "Prompt Number: [5, 10]" -> prompt_number; not "Parameter counts: ..."
         return ([b.add(_value_check(name, whole))], "") if name else ([], "")
     raw_val = match.group("val").strip()
     keys = [k for k in re.split(r"\s*=\s*", match.group("keys")) if k.strip()]
@@ -351,6 +377,9 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
     made: list[int] = []
     for key in keys:
         name = _name_for(key, b.aliases, unit, label)
+        if name and name.lower() in terms.GREEK_NAMES and _is_symbol(key) and name not in b.aliases:
+            made.append(b.add(_symbol_check(key, expect, label)))  # λ: lam, lambda_, ... and the label's words
+            continue
         if name:
             made.append(b.add(_value_check(name, expect)))
             continue
@@ -477,7 +506,7 @@ def _distribution_checks(text: str, b: _Builder) -> tuple[list[int], str]:
     return made, rest
 
 
-_MAX_UNEXPLAINED_WORDS = 4
+_MAX_UNEXPLAINED_WORDS = 5
 _FUNCTION_WORDS = frozenset(
     "a an the and or of to in on at by for with from as is are was were be been uses use used using applies apply "
     "applied via through into each every all its their this that which then than also only both per while where "
@@ -494,8 +523,6 @@ def _unexplained_words(text: str) -> list[str]:
         rest = rest[: hit.start] + " " + rest[hit.end :]
     lowered = rest.lower()
     stated = [cue for cues in terms.protocol_rule_cues().values() for cue in cues if cue in lowered]
-    if _frozen_targets(lowered):
-        stated += ["frozen", "freeze", "keeps", "kept", "pretrained", "pre-trained", *terms.protocol_words("frozen_targets")]
     covered = {w for phrase in stated for w in phrase.lower().split()}
     words = re.findall(r"[A-Za-z][A-Za-z\-]+", rest)
     return [w for w in words if w.lower() not in _FUNCTION_WORDS | covered and len(w) > 2]
@@ -505,7 +532,7 @@ def _api_checks(text: str, b: _Builder) -> list[int]:
     return [b.add(CallCheck(target=hit.target)) for hit in terms.find_apis(text)]
 
 
-def _protocol_checks(text: str, b: _Builder) -> list[int]:
+def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None) -> list[int]:
     out = []
     for hit in terms.find_protocol_terms(text):
         out.append(b.add(ProtocolCheck(rule=hit.category, expect=hit.target)))
@@ -513,7 +540,7 @@ def _protocol_checks(text: str, b: _Builder) -> list[int]:
     for rule, cues in terms.protocol_rule_cues().items():
         if any(cue in lowered for cue in cues):
             out.append(b.add(ProtocolCheck(rule=rule)))
-    for name in _frozen_targets(lowered):
+    for name in _frozen_targets(lowered) if dimension != Dimension.methodological else ():
         out.append(b.add(ProtocolCheck(rule="frozen", name=name)))
     known = {h.target.lower() for h in terms.find_protocol_terms(text) if h.category == "metric"}
     for metric in _listed_metrics(text):
@@ -525,11 +552,11 @@ def _protocol_checks(text: str, b: _Builder) -> list[int]:
 def _frozen_targets(lowered: str) -> list[str]:
     """"frozen backbone", "the text encoder is kept frozen" -> [backbone, text_encoder]."""
     found = []
-    for target in terms.protocol_words("frozen_targets"):
+    for target, code_name in terms.protocol_mapping("frozen_targets").items():
         t = re.escape(target.lower())
         if re.search(rf"\b(?:frozen|freeze|freezing|freezes)\s+(?:the\s+)?(?:\w+\s+)?{t}\b|\b{t}\s+(?:is|are|was|were|kept|stays?|remains?)\s+(?:kept\s+)?frozen\b"
                      rf"|\b(?:keeps?|keeping|kept)\s+(?:the\s+|all\s+)?(?:\w+\s+)?{t}\s+frozen\b", lowered):
-            found.append(terms.identifier(target).lower())
+            found.append(code_name)
     return found
 
 
@@ -623,12 +650,14 @@ def _fragment(
         if not made:
             inline, rest = _inline_assignments(masked, b)
             quantities, unnamed = _compile_quantities(rest, b, label_text)
+            if dimension == Dimension.protocol:  # "set size 2.92", "A 45.05%": measurements the claim reports
+                unnamed = [u for u in unnamed if not re.fullmatch(r"\d+\.\d+%?|\d+%", u)]
             made = inline + quantities
             if made:
                 reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name" if unnamed else ""
             elif unnamed and not reason:
                 reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name"
-        named = _api_checks(body, b) + _protocol_checks(body, b)
+        named = _api_checks(body, b) + _protocol_checks(body, b, dimension)
         if named and not made and not sampled and not reason and dimension == Dimension.methodological:
             rest = _unexplained_words(body)
             if len(rest) > _MAX_UNEXPLAINED_WORDS:

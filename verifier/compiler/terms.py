@@ -244,5 +244,12 @@ def protocol_rule_cues() -> dict[str, list[str]]:
     return {str(rule): [str(c).lower() for c in phrases or []] for rule, phrases in sorted(cues.items())}
 
 
+def protocol_mapping(kind: str) -> dict[str, str]:
+    """A phrase -> name mapping of rules/claim_protocol.yaml (``frozen_targets``), sorted longest first."""
+    data = _load("claim_protocol.yaml").get(kind) or {}
+    items = data.items() if isinstance(data, dict) else ((str(w), str(w)) for w in data)
+    return dict(sorted(((str(k), str(v)) for k, v in items), key=lambda kv: (-len(kv[0]), kv[0])))
+
+
 def protocol_words(kind: str) -> list[str]:
     return [str(w) for w in (_load("claim_protocol.yaml").get(kind) or [])]

@@ -166,7 +166,7 @@ def cell_values(rows: list[list[str]]) -> list[tuple[str, Any]]:
     for row in rows:
         for cell in row:
             if re.search(r"[:=]", cell) and re.search(r"\d", cell) and len(cell) < 200:
-                out.extend(_sentence_values(re.sub(r":+", ":", cell)))
+                out.extend(_sentence_values(re.sub(r":+", ":", _MERGED_LABELS.sub("; ", cell))))
     return out
 
 
@@ -183,7 +183,8 @@ def merged_cells(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]
             continue
         header = terms.normalise_phrase(row[0])
         found = [m.group(0) for m in regex.finditer(header)]
-        if len(found) < 2:
+        if len(found) < 2 or len(row) < 2:
+            out.extend(_capitalised_pairs(row))
             continue
         unnamed = re.sub(r"[^a-z]", "", regex.sub(" ", header))
         if len(unnamed) > 0.3 * len(re.sub(r"[^a-z]", "", header)):
@@ -193,7 +194,26 @@ def merged_cells(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]
         values = [v for v in tokens if v is not None and not isinstance(v, bool)]
         if len(values) == len(names) and len(tokens) == len(values):
             out.extend((f, n, v, []) for f, n, v in zip(found, names, values))
+        else:
+            out.extend(_capitalised_pairs(row))
     return out
+
+
+_CAPITALISED_PHRASE = re.compile(r"[A-Z][a-z][a-z\-]*(?:\s+(?![A-Z])[a-z][a-z\-]*|\s+[A-Z]{2,}\b)*")
+
+
+def _capitalised_pairs(row: list[str]) -> list[tuple[str, str, Any, list[str]]]:
+    """The merged header cell read as Capitalised phrases ("Initial dimension Downsampling layers Kernel
+    size"), paired in order with the value cell's values — only when the counts agree exactly and every
+    phrase is a plausible name (no digits, at most 6 words)."""
+    phrases = _CAPITALISED_PHRASE.findall(re.sub(r"^[^:]*:\s*", "", row[0]))
+    tokens = [_cell_value(t) for t in _VALUE_TOKEN.findall(row[1].replace("−", "-"))]
+    values = [v for v in tokens if v is not None and not isinstance(v, bool)]
+    if len(phrases) < 2 or len(values) != len(phrases) or len(tokens) != len(values):
+        return []
+    if any(len(p.split()) > 6 for p in phrases):
+        return []
+    return [(p, _known_name(p) or terms.identifier(p).lower(), v, []) for p, v in zip(phrases, values)]
 
 
 def table_values(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]:
@@ -270,16 +290,57 @@ def algorithm_steps(lines: list[str]) -> list[str]:
     return steps
 
 
+_MERGED_LABELS = re.compile(r"(?<=[\]\d)}])\s*(?=[A-Z][A-Za-z]*(?:\s+[A-Za-z]+){0,3}\s*:)")
+_SEARCHED = re.compile(
+    r"(?P<x>[A-Za-z][A-Za-z \-]{2,40}?)\s+(?:is\s+|are\s+|was\s+|were\s+)?(?:tuned\s+|searched\s+|chosen\s+|selected\s+|"
+    r"swept\s+|varied\s+|picked\s+)?(?:from|over|among|within|in)\s+(?:the\s+range\s+(?:of\s+)?)?(?P<v>\[[^\]]{1,80}\]|\{[^}]{1,80}\})"
+)
+_SET_X_TO = re.compile(r"\b(?:set|fix|cap|limit)\s+(?:the\s+)?(?P<x>[A-Za-z][A-Za-z \-]{2,40}?)\s+(?:to|at|as)\s+(?P<v>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*[x×]\s*10\s*\^?\s*\{?\s*[-−]?\s*\d+\}?)?%?)(?![\w]|\.\d)")
+_COUNTED = re.compile(
+    r"\b(?:we\s+|they\s+)?(?:use|uses|using|sample|sampled|sampling|gather|gathered|collect|collected|train|trained|generate|"
+    r"generated|run|ran|employ|employed|select|selected|draw|drew|drawn|consider|considered|evaluate|evaluated)\s+"
+    r"(?:\w+\s+)?\d[\d,.]*[kKM]?\s+[a-z]",
+    re.IGNORECASE,
+)
+_AS_VALUE = re.compile(r"(?P<x>[A-Za-z][A-Za-z \-]{2,40}?)\s+(?:as|(?:(?:is|are|was|were)\s+)?(?:set|fixed|capped|limited|equal|chosen)\s+(?:to|at|as))\s+(?P<v>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*[x×]\s*10\s*\^?\s*\{?\s*[-−]?\s*\d+\}?)?%?)(?![\w]|\.\d)")
+
+
+def normalise_sentence(sentence: str) -> str:
+    """Prose -> the ``key = value`` form the claim compiler reads: "Scale Factor:[1, 10]Bottleneck: [4, 8]"
+    (cells merged by PDF converters) -> two parts; "the learning rate is tuned from [1e-3, 1e-2]" and
+    "we set the learning rate as 3e-5" -> "learning rate = ...". Parts are joined with ``;``."""
+    text = _MERGED_LABELS.sub("; ", sentence)
+    text = re.sub(r":(?=[\[{\d])", ": ", text)
+    text = _SEARCHED.sub(lambda m: f"; {_clause_tail(m.group('x'))} = {m.group('v')};", text)
+    text = _SET_X_TO.sub(lambda m: f"; {_clause_tail(m.group('x'))} = {m.group('v')};", text)
+    text = _AS_VALUE.sub(lambda m: f"; {_clause_tail(m.group('x'))} = {m.group('v')};", text)
+    return text
+
+
+def _clause_tail(words: str) -> str:
+    """The parameter phrase at the end of a clause: "we set a small learning rate" -> "learning rate"."""
+    words = re.split(r"\b(?:and|we|then|with|while|set|use|used|using|a|an|the|small|large|fixed|initial)\b", words)[-1]
+    return words.strip() or "value"
+
+
 def _sentence_values(sentence: str) -> list[tuple[str, Any]]:
-    """Value checks from a prose sentence, through the claim compiler, keeping only known names."""
+    """Value checks from a prose sentence, through the claim compiler. Names the lexicon knows are kept
+    always; the paper's own words (``scale_factor``) only where the text states an explicit assignment
+    (``X = N``, ``X: N``, "X is set to N"), never for a number merely near a word."""
     if not re.search(r"\d", sentence) or len(sentence) > 400:
         return []
-    compiled = compile_claim(SAU(id="draft", dimension="numerical", claim=sentence))
+    normalised = normalise_sentence(sentence)
+    compiled = compile_claim(SAU(id="draft", dimension="numerical", claim=normalised))
     out = []
     lex = terms.lexicon_index()
     known = {c.lower() for c in lex.values()}
+    explicit = bool(re.search(r"[=:]|\bset to\b", normalised))
+    counted = bool(_COUNTED.search(sentence))  # "we sample 200 prompts": num_prompts, named by the sentence
     for check in compiled.checks:
-        if check.kind == "value" and check.name and check.name.lower() in known and not isinstance(check.expect, str):
+        if check.kind != "value" or not check.name or isinstance(check.expect, str):
+            continue
+        named_count = counted and check.name.startswith("num_")
+        if check.name.lower() in known or named_count or (explicit and len(check.name) <= 40):
             out.append((check.name, check.expect))
     return out
 
