@@ -42,6 +42,8 @@ def test_constant_drift_is_caught_and_repo_untouched(tmp_path):
     assert gamma and gamma[0].caught_by == ["mini-D1-003"]
     summary = report.summary()
     assert summary["false_alarms"] == 0
+    # Every mutant that changes a line a SAU claims (a default, the optimizer call, a stubbed body) is caught.
+    assert summary["relevant_mutants"] >= 10 and summary["relevant_kill_rate"] == 1.0
     assert summary["per_operator"]["const-scale"]["kill_rate"] > 0.3
 
 

@@ -55,9 +55,12 @@ def fail_input(message: str) -> NoReturn:
 
 
 def parse_only(value: str | None) -> set[str] | None:
-    if not value:
+    if value is None:
         return None
-    return {part.strip() for part in value.split(",") if part.strip()}
+    ids = {part.strip() for part in value.split(",") if part.strip()}
+    if not ids:
+        fail_input("--only: give at least one SAU id (comma-separated)")
+    return ids
 
 
 def pair_outputs(formats: tuple[str, ...], outputs: tuple[str, ...]) -> list[tuple[str, str | None]]:

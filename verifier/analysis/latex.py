@@ -9,11 +9,14 @@ error naming its position, never a silently wrong formula.
 
 from __future__ import annotations
 
+import ast
 import io
 import keyword
+import math
 import re
 import tokenize
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import sympy as sp
 from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr
@@ -26,6 +29,18 @@ class FormulaSyntaxError(ValueError):
         super().__init__(f"{message} (at position {position})")
         self.position = position
         self.reason = message
+
+
+class FormulaTooLarge(FormulaSyntaxError):
+    """A well-formed formula beyond the analysis bounds: the claim is unverified, the spec is not wrong."""
+
+
+# SymPy evaluates numeric powers and long sums eagerly while parsing, so sizes are bounded before it runs.
+MAX_EXPONENT = 1000  # |numeric exponent|; 10**(10**10) would never finish
+MAX_LITERAL_CHARS = 60  # digits in one number literal
+MAX_POWER_BITS = 40_000  # an exact numeric power stays below ~12,000 digits
+MAX_FORMULA_TOKENS = 1200  # papers' longest formulas are a few hundred tokens
+MAX_FORMULA_TERMS = 300  # additive terms, at any depth
 
 
 @dataclass
@@ -121,6 +136,7 @@ def parse_sympy(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formu
     if not rhs.strip():
         raise FormulaSyntaxError("empty formula", offset)
     tokens = _tokens(rhs, offset)
+    _bound_size(len(tokens), sum(1 for t in tokens if t[1] in ("+", "-")), offset)
     pieces: list[str] = []
     local: dict = {}
     user_functions = set(functions)
@@ -200,8 +216,81 @@ def _top_level_terms(pieces: list[tuple[str, int]]) -> list[tuple[int, list[tupl
     return out
 
 
+def _bound_size(n_tokens: int, n_terms: int, position: int) -> None:
+    if n_tokens > MAX_FORMULA_TOKENS:
+        raise FormulaTooLarge(f"formula too large: {n_tokens} tokens (limit {MAX_FORMULA_TOKENS})", position)
+    if n_terms > MAX_FORMULA_TERMS:
+        raise FormulaTooLarge(f"formula too large: {n_terms} terms (limit {MAX_FORMULA_TERMS})", position)
+
+
+def _bound_literals(body: str, term: list[tuple[str, int]]) -> None:
+    """Reject what SymPy would evaluate without end: huge literals and numeric exponents (power towers)."""
+    try:
+        tree = ast.parse(body.replace("^", "**"), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return  # parse_expr reports the syntax error with its position
+    try:
+        _numeric(tree.body, body, term)
+    except RecursionError:
+        raise FormulaSyntaxError("formula nested too deeply", term[0][1]) from None
+
+
+def _numeric(node: ast.AST, body: str, term: list[tuple[str, int]]) -> Fraction | float | None:
+    """The exact value of a numeric subexpression (None when it has symbols), refusing to build huge numbers."""
+    where = _source_position(term, getattr(node, "col_offset", 0))
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            text = body[node.col_offset : node.end_col_offset] if node.end_col_offset else str(node.value)
+            if len(text) > MAX_LITERAL_CHARS:
+                raise FormulaTooLarge(f"number too large: {len(text)} characters", where)
+            return Fraction(node.value) if isinstance(node.value, int) else node.value
+        return None
+    children = [_numeric(c, body, term) for c in ast.iter_child_nodes(node)]
+    try:
+        if isinstance(node, ast.UnaryOp) and children[-1] is not None:
+            return -children[-1] if isinstance(node.op, ast.USub) else children[-1]
+        if not isinstance(node, ast.BinOp):
+            return None
+        a, b = children[-2], children[-1]
+        if isinstance(node.op, (ast.Pow, ast.BitXor)):
+            return _power(a, b, where)
+        if a is None or b is None:
+            return None
+        if isinstance(node.op, ast.Add):
+            return a + b
+        if isinstance(node.op, ast.Sub):
+            return a - b
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        if isinstance(node.op, ast.Div):
+            return a / b if b else None
+    except (OverflowError, ZeroDivisionError):
+        return math.inf
+    return None
+
+
+def _power(base, exp, where: int) -> Fraction | float | None:
+    if exp is not None and abs(exp) > MAX_EXPONENT:
+        raise FormulaTooLarge(f"exponent too large (above {MAX_EXPONENT})", where)
+    if base is None or exp is None:
+        return None
+    if isinstance(base, Fraction) and isinstance(exp, Fraction) and exp.denominator == 1:
+        bits = max(base.numerator.bit_length(), base.denominator.bit_length())
+        if bits * abs(exp.numerator) > MAX_POWER_BITS:
+            raise FormulaTooLarge(f"number too large: a power of about {bits * abs(exp.numerator) // 3} digits", where)
+        return base**exp.numerator if base or exp.numerator >= 0 else None
+    try:
+        out = float(base) ** float(exp)
+    except ZeroDivisionError:
+        return None
+    except OverflowError:
+        return math.inf
+    return None if isinstance(out, complex) else out
+
+
 def _parse_piece(body: str, local: dict, term: list[tuple[str, int]]) -> sp.Expr:
     offset = term[0][1]
+    _bound_literals(body, term)
     try:
         return parse_expr(
             body,
@@ -489,7 +578,7 @@ class _LatexParser:
                 self.next()
                 if self._transpose_sup():
                     continue
-                base = base ** self.group_or_single()
+                base = _bounded_power(base, self.group_or_single(), tok.pos)
             elif tok.kind == "char" and tok.text == "'":
                 self.next()
             elif tok.kind == "char" and tok.text == "_" and isinstance(base, sp.Expr):
@@ -591,7 +680,7 @@ class _LatexParser:
                 self.next()
                 n = self.sum()
                 self.expect("]")
-                return self.group_or_single() ** (1 / n)
+                return _bounded_power(self.group_or_single(), 1 / n, tok.pos)
             return sp.sqrt(self.group_or_single())
         if name in ("|", "Vert", "lVert", "rVert"):
             inner = self.sum()
@@ -807,7 +896,20 @@ def _name_text(latex: str) -> str:
     return text or "x"
 
 
+def _bounded_power(base: sp.Expr, exp: sp.Expr, pos: int) -> sp.Expr:
+    """`10^{10^{10}}`: SymPy would evaluate the tower; numeric exponents stay within the bound."""
+    if exp.is_Number and abs(exp) > MAX_EXPONENT:
+        raise FormulaTooLarge(f"exponent too large (above {MAX_EXPONENT})", pos)
+    if base.is_Rational and exp.is_Integer:
+        bits = max(int(base.p).bit_length(), int(base.q).bit_length())
+        if bits * abs(int(exp)) > MAX_POWER_BITS:
+            raise FormulaTooLarge(f"number too large: a power of about {bits * abs(int(exp)) // 3} digits", pos)
+    return base**exp
+
+
 def _number(tok: _Tok) -> sp.Expr:
+    if len(tok.text) > MAX_LITERAL_CHARS:
+        raise FormulaTooLarge(f"number too large: {len(tok.text)} characters", tok.pos)
     try:
         return sp.Rational(tok.text)
     except (TypeError, ValueError):
@@ -825,9 +927,10 @@ def parse_latex(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formu
     shift = max(original.find(text), 0)
     parser = _LatexParser(rhs, tuple(functions))
     try:
+        _bound_size(len(parser.toks) - 1, sum(1 for t in parser.toks if t.kind == "char" and t.text in "+-"), 0)
         expr = parser.parse()
     except FormulaSyntaxError as exc:
-        raise FormulaSyntaxError(exc.reason, exc.position + offset + shift) from None
+        raise type(exc)(exc.reason, exc.position + offset + shift) from None
     except RecursionError:
         raise FormulaSyntaxError("formula nested too deeply", offset + shift) from None
     except (TypeError, ValueError) as exc:

@@ -60,7 +60,8 @@ def _first(nodes, flow: Flow) -> int | None:
 
 def _judge_region(flow: Flow, graph, dag, entry: int, a_sites: set[int], b: int) -> tuple[bool, str, int | None, list[int]]:
     """Is ``b`` ordered after the A sites in this region? (holds, how, the A site to cite, witness path)."""
-    avoiding = nx.restricted_view(graph, sorted(a_sites), [])
+    # b can itself be an A site when both steps reach one call site through a call cycle: never hide it.
+    avoiding = nx.restricted_view(graph, sorted(a_sites - {b}), [])
     if entry in a_sites or not nx.has_path(avoiding, entry, b):
         dominating = [a for a in a_sites if nx.has_path(dag, a, b)]
         return True, "dominates", _first(dominating or a_sites, flow), []

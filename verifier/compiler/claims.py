@@ -281,7 +281,8 @@ def _head_phrase(words: str) -> str | None:
 
 _NOT_A_NAME_START = frozenset(
     "compare test evaluate measure train vary sweep report apply compute run else if then when otherwise while "
-    "but each all both given assume assumed derived see note".split()
+    "but each all both given assume assumed derived see note thus hence so which that any there one two three four "
+    "five six seven eight nine ten several multiple various".split()
 )
 _TOO_GENERIC = frozenset("test train val validation total results result config setup parameters settings details other value values".split())
 
@@ -300,6 +301,8 @@ def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
         if head:
             names.append(head)
     ident = terms.identifier(key)
+    if key.endswith("'"):
+        names.append(ident + "_prime")  # P' is not P
     names += [ident, ident.lower()]
     if ident.lower() == "lam":
         names += ["lambda_", "lmbda"]
@@ -370,7 +373,8 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
             expect = numbers.parse_value(head.group("v"))
             unit = head.group("unit")
     if expect is None:
-        if re.fullmatch(r"[A-Za-z][\w.\-]{2,30}", val_text) and re.search(r"[\d._A-Z]", val_text) and not terms.find_apis(val_text):
+        applied = stripped.strip().startswith(val_text + "(")  # "y = E_omega(x)": a formula, not a setting
+        if not applied and re.fullmatch(r"[A-Za-z][\w.\-]{2,30}", val_text) and re.search(r"[\d._A-Z]", val_text) and not terms.find_apis(val_text):
             expect = val_text  # a string setting: wavelet=bior2.4, padding mode=periodization
         else:
             return [], ""
@@ -398,6 +402,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
     return made, ""
 
 
+_SHAPE_TAIL = re.compile(r"(?:\s*[x×]\s*\d{1,5}(?![\d.]))+")
 _NOT_COUNTS = {
     "params", "parameters", "tokens", "steps", "times", "hours", "minutes", "seconds", "days", "gpus", "cpus", "is",
     "was", "has", "this", "thus", "plus", "across", "versus", "as", "corresponds", "means", "yields", "gives", "uses",
@@ -427,11 +432,18 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
     unnamed: list[str] = []
     last_end = 0
     label_phrase = terms.find_phrase(label) if label else None
+    shape_end = -1
     for i, q in enumerate(numbers.find_numbers(body)):
+        if q.start < shape_end:
+            continue  # a later dimension of a shape read below
         before = body[last_end : q.start]
         if re.search(r"\b(?:per|every)\s*$|\$\s*$", before):
             last_end = q.end
             continue  # "per 1M tokens", "every 1,000 steps", "$5.00": a rate, an interval or a price
+        shape = _SHAPE_TAIL.match(body, q.end) if isinstance(q.value, int) and not q.percent else None
+        if shape:  # "16×256×256": one value, the whole shape
+            q = dataclasses.replace(q, value=[q.value, *map(int, re.findall(r"\d+", shape.group(0)))], end=shape.end())
+            shape_end = shape.end()
         after = body[q.end : q.end + 40]
         name = None
         phrase = terms.find_phrase(before)
@@ -439,6 +451,10 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             name = phrase[0]
         words = re.match(r"\s*((?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)", after)
         following = words.group(1).split() if words else []
+        if name is None and q.unit not in _NON_PARAM_UNITS and following:
+            phrase_after = terms.find_phrase(" ".join(following))  # "100 denoising steps" before "steps" alone
+            if phrase_after and phrase_after[1] == 0 and len(phrase_after[0]) and " " in " ".join(following)[: phrase_after[2]]:
+                name = phrase_after[0]
         if name is None and isinstance(q.value, int):
             for w in following:
                 if terms.unit_name(w):
@@ -464,7 +480,7 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
 
 
 _INLINE_RE = re.compile(
-    r"(?<![\w.])(?P<key>[A-Za-z][\w']*)\s*(?:=|∈)\s*(?P<val>[\[{][^\]}]*[\]}]|[-+−]?[\d.]+(?:[eE][-+−]?\d+)?(?:\s*[x×]\s*10\^?-?\d+)?(?:/\d+(?:\.\d+)?)?[kKMB%]?)(?![\w.])(?!\s+if\b)"
+    r"(?<![\w.{^_])(?P<key>[A-Za-z][\w']*)\s*(?:=|∈)\s*(?P<val>[\[{][^\]}]*[\]}]|[-+−]?[\d.]+(?:[eE][-+−]?\d+)?(?:\s*[x×]\s*10\^?-?\d+)?(?:/\d+(?:\.\d+)?)?[kKMB%]?)(?![\w.])(?!\s+if\b)"
 )
 
 

@@ -34,7 +34,9 @@ def coverage_table(rows: list[tuple[Any, CompiledClaim | None]]) -> dict[str, An
         bucket["typed" if compiled is None else compiled.coverage] += 1
     total = len(rows)
     deterministic = sum(b["full"] + b["typed"] for b in per_dim.values())
+    strict = sum(1 for _, c in rows if c is None or c.strict_coverage == "full")
     return {
+        "strict_coverage": round(strict / total, 4) if total else 0.0,
         "dimensions": {d: b for d, b in per_dim.items() if sum(b.values())},
         "saus": total,
         "coverage": round(deterministic / total, 4) if total else 0.0,
@@ -70,13 +72,16 @@ def render_compiled(spec: Spec, fmt: str = "text") -> str:
                 if frag.reason:
                     lines.append(f"      ! not typed: {frag.reason}")
             elif frag.outcome == "context":
-                lines.append(f"  . {text}  ({frag.reason})")
+                lines.append(f"  . {text}  (context: {frag.reason})")
             else:
                 lines.append(f"  - {text}\n      ! not typed: {frag.reason}")
     lines.append("")
     lines.append("coverage by dimension (claims: full / partial / none / typed in spec):")
     for dim, b in table["dimensions"].items():
         lines.append(f"  {dim:<15} {b['full']:>4} / {b['partial']:>4} / {b['none']:>4} / {b['typed']:>4}")
+    lines.append(
+        f"strict coverage (context parts counted as untyped): {table['strict_coverage']:.0%} of {table['saus']} SAUs"
+    )
     lines.append(
         f"deterministic coverage: {table['coverage']:.0%} of {table['saus']} SAUs fully typed "
         f"({table['checks']} compiled checks); the rest go to the judge, or stay unverified without one"

@@ -84,7 +84,7 @@ def extract(path: str, text: str, facts: FileFacts, language: str) -> FileFacts:
         facts.parse_error = _toml(text, leaves)
     if facts.parse_error is not None:
         facts.parse_error = Note(path, facts.parse_error.reason, facts.parse_error.line)
-    elif leaves.truncated:
+    elif leaves.truncated or leaves.full:
         facts.parse_error = Note(path, f"more than {MAX_LEAVES} config keys: only the first ones indexed")
     facts.bindings = sorted(leaves.out, key=lambda b: (b.span.line, b.path))
     return facts

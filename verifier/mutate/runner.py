@@ -29,7 +29,7 @@ class MutantOutcome:
     mutant: Mutant
     caught_by: list[str] = field(default_factory=list)  # SAUs whose verdict got worse
     changed: list[str] = field(default_factory=list)  # SAUs whose verdict changed at all
-    touched: list[str] = field(default_factory=list)  # SAUs whose evidence the mutant lies in
+    touched: list[str] = field(default_factory=list)  # SAUs whose claimed code the mutant changes (relevant)
     false_alarms: list[str] = field(default_factory=list)  # changed, though the mutant touches nothing they claim
 
 
@@ -90,6 +90,26 @@ def _function_spans(root: Path, rel: str, cache: dict) -> list[tuple[int, int]]:
         except (SyntaxError, ValueError, OSError):
             cache[rel] = []
     return cache[rel]
+
+
+# Which evidence a drift of each family changes the meaning of. A mutant is *relevant* to a SAU when it lies
+# exactly on such evidence: an overridden default, a value in a test or a comment, or a neighbouring statement
+# is not behaviour the claim talks about. (False alarms use the generous, function-wide regions instead.)
+_BEHAVIOUR_ROLES = {
+    "D1": {"effective", "call", "init", "expression", "rule", "setting", "source"},
+    "D2": {"effective", "expression", "init", "rule"},
+    "D3": {"rule", "setting", "source", "step", "effective"},
+    "D4": {"step", "rule"},
+}
+_STUB_ROLES = {"definition", "expression", "step", "rule", "init", "effective", "call", "setting", "source"}
+
+
+def _relevant(mutant: Mutant, v: Verdict) -> bool:
+    roles = _STUB_ROLES if mutant.operator == "stub-body" else _BEHAVIOUR_ROLES[mutant.dimension]
+    return any(
+        e.file == mutant.file and e.role in roles and e.line <= mutant.end_line and mutant.line <= e.end_line
+        for e in v.evidence
+    )
 
 
 def _regions(v: Verdict, root: Path, cache: dict) -> list[tuple[str, int, int]]:
@@ -166,7 +186,7 @@ def mutate_repo(
             old = base[sid]
             regions = base_regions[sid] + _regions(verdict, repo, cache)
             touches = any(f == mutant.file and lo <= mutant.end_line and mutant.line <= hi for f, lo, hi in regions)
-            if touches:
+            if _relevant(mutant, old):
                 outcome.touched.append(sid)
             if status != old.status.value or score != old.score:
                 outcome.changed.append(sid)
