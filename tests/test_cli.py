@@ -82,3 +82,19 @@ def test_console_script_and_version():
     proc = subprocess.run([sys.executable, "-m", "verifier.cli", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and "sau-verify" in proc.stdout
     assert run("--help")[0] == 0
+
+
+def test_bad_protocol_rule_and_pattern_are_spec_errors(repo):
+    (repo / "sau.yaml").write_text(
+        "version: 1\nsaus:\n  - id: a\n    dimension: D3\n    check:\n      kind: protocol\n"
+        "      rule: split-ratio\n      expct: {train: 0.8}\n",
+        encoding="utf-8",
+    )
+    code, out = run(repo)
+    assert code == 2 and "sau.yaml:8: saus[0].check.expct:" in out and "expect, tolerance" in out
+    (repo / "sau.yaml").write_text(
+        "version: 1\nsaus:\n  - id: a\n    dimension: D2\n    check: {kind: pattern, require: 'foo(('}\n",
+        encoding="utf-8",
+    )
+    code, out = run(repo)
+    assert code == 2 and "sau.yaml:5" in out and "saus[0].check" in out

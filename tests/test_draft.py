@@ -181,3 +181,24 @@ def test_real_papers_draft_into_valid_specs(name):
 def test_any_paper_text_drafts_a_valid_spec(parts):
     spec = yaml.safe_load(draft("".join(parts), "fuzz.md"))
     Spec.model_validate(spec)
+
+
+def test_prose_patterns_and_merged_cells_become_values():
+    from verifier.draft.draft import _capitalised_pairs, _sentence_values
+
+    assert _sentence_values("The learning rate is tuned from [1e-3, 1e-2] and weight decay from [1e-4, 1e-3].") == [
+        ("learning_rate", [0.001, 0.01]),
+        ("weight_decay", [0.0001, 0.001]),
+    ]
+    assert set(_sentence_values("We set a small learning rate as 3e-5 and weight decay as 5e-3.")) == {
+        ("learning_rate", 3e-05),
+        ("weight_decay", 0.005),
+    }
+    assert ("max_new_tokens", 512) in _sentence_values("We set the output tokens to 512 for every response.")
+    assert ("num_prompts", 200) in _sentence_values("We sample 200 prompts per category.")
+    merged = _sentence_values("Adapter Scale Factor:[0.01, 0.1, 1, 10]Adapter Bottleneck: [4, 8, 16, 32]")
+    assert ("scale_factor", [0.01, 0.1, 1, 10]) in merged and ("latent_dim", [4, 8, 16, 32]) in merged
+    assert _sentence_values("It ran in 2021 on 3 machines.") == []  # a number near a word is not a setting
+    pairs = _capitalised_pairs(["Initial dimension Downsampling layers Kernel size", "128 4 3"])
+    assert [(name, value) for _, name, value, _ in pairs] == [("initial_dimension", 128), ("downsampling_layers", 4), ("kernel_size", 3)]
+    assert _capitalised_pairs(["Initial dimension Downsampling layers", "128 4 3"]) == []  # counts disagree: no guess

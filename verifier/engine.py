@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from verifier.checks import UNAVAILABLE, Context, Options, checker_for
+from verifier.checks import UNAVAILABLE, Context, Options, checker_for, validate_check
 from verifier.index.build import build_index
 from verifier.index.repo import RepoIndex
 from verifier.results import CheckResult, Report, Verdict
@@ -79,7 +79,7 @@ def load_for(repo: Path, spec_path: Path | None = None) -> LoadedSpec:
         spec_path = find_spec(repo)
         if spec_path is None:
             raise InputError(f"{repo}: no sau.yaml, sau.yml, sau.json or sau.toml found (use --spec PATH)")
-    return load_spec(Path(spec_path))
+    return load_spec(Path(spec_path), check_validator=validate_check)
 
 
 def checks_for(sau: SAU) -> tuple[list, str | None]:

@@ -168,6 +168,8 @@ class FunctionModel:
     notes: list[str] = field(default_factory=list)
     params: list[str] = field(default_factory=list)
     opaque: dict[str, str] = field(default_factory=dict)  # leaf name -> the unknown call whose result it is
+    # values an analysis bound replaced by a leaf: (line, target, the bound); a check must not call them absent
+    dropped: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 def expr_nodes(expr: sp.Basic, limit: int = MAX_EXPR_NODES) -> int:
@@ -337,6 +339,8 @@ class Translator:
             why = "expression too deep" if isinstance(exc, RecursionError) else f"not translated ({type(exc).__name__})"
             for target in _assigned_names(stmt):
                 path.env[target] = self._leaf(_key_leaf(target), stmt.lineno)
+                if isinstance(exc, RecursionError) and self._model is not None:
+                    self._model.dropped.append((stmt.lineno, target, "expression nested too deeply"))
             if self._model is not None:
                 self._model.notes.append(f"line {stmt.lineno}: {why}, kept as a leaf")
             return [path]
@@ -358,6 +362,9 @@ class Translator:
         elif isinstance(stmt, ast.Return):
             if stmt.value is not None:
                 value = self.expr(stmt.value, path)
+                if isinstance(value, sp.Basic) and expr_nodes(value) >= MAX_EXPR_NODES:
+                    self._drop(stmt.lineno, "return")
+                    value = self._leaf("return", stmt.lineno)
                 self._record("return", value, stmt, path)
                 path.env["<return>"] = value
             path.done = True
@@ -487,11 +494,15 @@ class Translator:
             if self._model is not None:
                 self._model.opaque[value.name] = called
         elif isinstance(value, sp.Basic) and expr_nodes(value) >= MAX_EXPR_NODES:
-            if self._model is not None:
-                self._model.notes.append(f"line {stmt.lineno}: `{key}` too large to inline, kept as a leaf")
+            self._drop(stmt.lineno, key)
             value = self._leaf(leafname, stmt.lineno)
         path.env[key] = value
         self._record(key, value, stmt, path)
+
+    def _drop(self, line: int, target: str) -> None:
+        if self._model is not None:
+            self._model.notes.append(f"line {line}: `{target}` too large to inline, kept as a leaf")
+            self._model.dropped.append((line, target, f"more than {MAX_EXPR_NODES} expression nodes"))
 
     def _record(self, target: str, value: Any, stmt: ast.stmt, path: _Path) -> None:
         if self._model is None or not isinstance(value, sp.Expr):

@@ -245,13 +245,15 @@ def _numeric(node: ast.AST, body: str, term: list[tuple[str, int]]) -> Fraction 
                 raise FormulaTooLarge(f"number too large: {len(text)} characters", where)
             return Fraction(node.value) if isinstance(node.value, int) else node.value
         return None
-    children = [_numeric(c, body, term) for c in ast.iter_child_nodes(node)]
+    if isinstance(node, ast.UnaryOp):
+        value = _numeric(node.operand, body, term)
+        return -value if value is not None and isinstance(node.op, ast.USub) else value
+    if not isinstance(node, ast.BinOp):
+        for child in ast.iter_child_nodes(node):
+            _numeric(child, body, term)
+        return None
+    a, b = _numeric(node.left, body, term), _numeric(node.right, body, term)
     try:
-        if isinstance(node, ast.UnaryOp) and children[-1] is not None:
-            return -children[-1] if isinstance(node.op, ast.USub) else children[-1]
-        if not isinstance(node, ast.BinOp):
-            return None
-        a, b = children[-2], children[-1]
         if isinstance(node.op, (ast.Pow, ast.BitXor)):
             return _power(a, b, where)
         if a is None or b is None:

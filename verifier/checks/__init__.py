@@ -36,3 +36,16 @@ def checker_for(kind: str):
             except ImportError as exc:
                 UNAVAILABLE[kind] = f"{type(exc).__name__}: {exc}"
     return CHECKERS.get(kind)
+
+
+def validate_check(check) -> str | None:
+    """Load-time validation the spec model cannot do alone: "field: message", or None when fine."""
+    if check.kind == "protocol":
+        from verifier.analysis.protocol import validate_protocol_params
+
+        return validate_protocol_params(check.rule, check.params)
+    if check.kind == "pattern":
+        from verifier.analysis.pattern import validate_pattern_fields
+
+        return validate_pattern_fields(check.require, check.forbid, check.inside, check.where)
+    return None

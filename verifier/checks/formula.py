@@ -37,6 +37,7 @@ from verifier.analysis.equivalence import (
 from verifier.analysis.latex import (
     Formula,
     FormulaSyntaxError,
+    FormulaTooLarge,
     parse_formula,
     parse_latex,
     parse_sympy,
@@ -58,6 +59,9 @@ PROOF_BUDGET = 1.0  # safety net (s) for the bonus proof after a numeric pass; i
 def check_formula(check: FormulaCheck, ctx: Context) -> CheckResult:
     try:
         formula = parse_formula(check.expect, check.latex, check.functions)
+    except FormulaTooLarge as exc:
+        field = "expect" if check.expect else "latex"
+        return CheckResult.unverified(KIND, f"`{field}` is beyond the analysis bounds: {exc}", position=exc.position)
     except FormulaSyntaxError as exc:
         field = "expect" if check.expect else "latex"
         return CheckResult.errored(KIND, f"`{field}` does not parse: {exc}", position=exc.position)
@@ -234,6 +238,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     p_profile = profile(paper)
     spec_names = {_leaf_of(str(v)) for v in check.symbols.values()} - {""}
     p_syms = len(paper.free_symbols)
+    dropped: list[tuple[str, int, str, str, str]] = []  # values an analysis bound kept out of the ranking
     for path in files:
         facts = ctx.index.files[path]
         stub_defs = {d.qualname: d for d in facts.definitions if d.stub}
@@ -243,6 +248,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
         for model in repo.models(path):
             if not _qual_in_scope(model.qualname, check.scope) or model.qualname in stub_defs:
                 continue
+            dropped.extend((model.file, line, target, bound, model.qualname) for line, target, bound in model.dropped)
             for cand, expr, shape, names in repo.prepared(model, keep):
                 score = _shape_similarity(p_profile, shape, p_syms, len(names))
                 score += 0.15 * max(_name_score(cand.target, words), _name_score(model.qualname.rsplit(".", 1)[-1], words))
@@ -252,7 +258,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
                 ranked.append(Ranked(score, cand, expr, model))
     ranked.sort(key=lambda r: (-r.score, r.cand.file, r.cand.line, r.cand.target, r.cand.path))
     if not ranked:
-        return _no_candidate(check, stubs, ctx, "no computed expression in scope")
+        return _bounded(dropped) or _no_candidate(check, stubs, ctx, "no computed expression in scope")
     timeout = float(getattr(ctx.options, "formula_timeout", 5.0))
     positive = {name for name, what in check.assume.items() if str(what).lower() in ("positive", "nonnegative", "pos")}
     results: list[tuple[Ranked, MatchResult]] = []
@@ -312,7 +318,35 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
             [_evidence(r, res, "expression")],
             **_details(r, res, formula),
         )
-    return _no_candidate(check, stubs, ctx, f"closest is {_where(ranked[0])}", ranked[0], results)
+    limited = [(r, res) for r, res in results if res.decision.limit]
+    if limited:
+        r, res = limited[0]
+        return CheckResult.unverified(
+            KIND,
+            f"{_where(r)} was not compared with the formula: {res.decision.limit}.",
+            [_evidence(r, res, "expression")],
+            **_details(r, res, formula),
+        )
+    relevant = [d for d in dropped if check.scope or max(_name_score(d[2], words), _name_score(d[4], words)) > 0]
+    return _bounded(relevant) or _no_candidate(
+        check, stubs, ctx, f"closest is {_where(ranked[0])}", ranked[0], results
+    )
+
+
+def _bounded(dropped: list[tuple[str, int, str, str, str]]) -> CheckResult | None:
+    """A value the translator gave up on (too large, too deep) may be the formula: not `missing`."""
+    if not dropped:
+        return None
+    file, line, target, bound, qualname = sorted(set(dropped))[0]
+    shown = "the return value" if target == "return" else f"`{target}`"
+    more = f" (and {len(set(dropped)) - 1} more)" if len(set(dropped)) > 1 else ""
+    return CheckResult.unverified(
+        KIND,
+        f"nothing translated computes the formula, but {shown} of {qualname} ({file}:{line}) is too large to "
+        f"analyse ({bound}){more}.",
+        [Evidence(file, line, line, "", "bound", f"{qualname}: {bound}")],
+        bound=bound,
+    )
 
 
 def _passed(check, r: Ranked, res: MatchResult, repo, paper, ctx, formula, timeout, positive) -> CheckResult:

@@ -550,7 +550,8 @@ def _api_checks(text: str, b: _Builder) -> list[int]:
 
 def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None) -> list[int]:
     out = []
-    for hit in terms.find_protocol_terms(text):
+    found = terms.find_protocol_terms(text)
+    for hit in found:
         out.append(b.add(ProtocolCheck(rule=hit.category, expect=hit.target)))
     lowered = text.lower()
     for rule, cues in terms.protocol_rule_cues().items():
@@ -558,7 +559,7 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
             out.append(b.add(ProtocolCheck(rule=rule)))
     for name in _frozen_targets(lowered) if dimension != Dimension.methodological else ():
         out.append(b.add(ProtocolCheck(rule="frozen", name=name)))
-    known = {h.target.lower() for h in terms.find_protocol_terms(text) if h.category == "metric"}
+    known = {h.target.lower() for h in found if h.category == "metric"}
     for metric in _listed_metrics(text):
         if metric.lower() not in known:
             out.append(b.add(ProtocolCheck(rule="metric", expect=metric)))
@@ -566,14 +567,28 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
 
 
 def _frozen_targets(lowered: str) -> list[str]:
-    """"frozen backbone", "the text encoder is kept frozen" -> [backbone, text_encoder]."""
-    found = []
+    """"frozen backbone", "the text encoder is kept frozen" -> the code names of rules' ``frozen_targets``."""
+    if "froz" not in lowered and "freez" not in lowered:
+        return []
+    return [code_name for regex, code_name in _frozen_regexes() if regex.search(lowered)]
+
+
+@functools.cache
+def _frozen_regexes() -> tuple[tuple[re.Pattern, str], ...]:
+    out = []
     for target, code_name in terms.protocol_mapping("frozen_targets").items():
         t = re.escape(target.lower())
-        if re.search(rf"\b(?:frozen|freeze|freezing|freezes)\s+(?:the\s+)?(?:\w+\s+)?{t}\b|\b{t}\s+(?:is|are|was|were|kept|stays?|remains?)\s+(?:kept\s+)?frozen\b"
-                     rf"|\b(?:keeps?|keeping|kept)\s+(?:the\s+|all\s+)?(?:\w+\s+)?{t}\s+frozen\b", lowered):
-            found.append(code_name)
-    return found
+        out.append((re.compile(
+            rf"\b(?:frozen|freeze|freezing|freezes)\s+(?:the\s+)?(?:\w+\s+)?{t}\b|\b{t}\s+(?:is|are|was|were|kept|stays?|remains?)\s+(?:kept\s+)?frozen\b"
+            rf"|\b(?:keeps?|keeping|kept)\s+(?:the\s+|all\s+)?(?:\w+\s+)?{t}\s+frozen\b"
+        ), code_name))
+    return tuple(out)
+
+
+@functools.cache
+def _metric_list_regex() -> re.Pattern | None:
+    cues = "|".join(re.escape(c) for c in sorted(terms.protocol_words("metric_cues"), key=len, reverse=True))
+    return re.compile(rf"\b(?:{cues})\b\s*(?:is|are|:)\s*(?P<list>[^.;()]{{3,160}})", re.IGNORECASE) if cues else None
 
 
 _METRIC_ITEM = re.compile(r"^[A-Za-z][\w\-@/]*(?:\s[A-Za-z][\w\-@/]*){0,3}$")
@@ -581,11 +596,11 @@ _METRIC_ITEM = re.compile(r"^[A-Za-z][\w\-@/]*(?:\s[A-Za-z][\w\-@/]*){0,3}$")
 
 def _listed_metrics(text: str) -> list[str]:
     """Names in "metrics: A, B and C" / "evaluated by A and B" that the vocabulary does not know yet."""
-    cues = "|".join(re.escape(c) for c in sorted(terms.protocol_words("metric_cues"), key=len, reverse=True))
-    if not cues:
+    regex = _metric_list_regex()
+    if regex is None:
         return []
     out: list[str] = []
-    for match in re.finditer(rf"\b(?:{cues})\b\s*(?:is|are|:)\s*(?P<list>[^.;()]{{3,160}})", text, re.IGNORECASE):
+    for match in regex.finditer(text):
         items = [i.strip() for i in re.split(r",|\band\b|\bor\b", match.group("list"))]
         items = [re.sub(r"^(?:the|a|an|four|three|two|both)\s+", "", i, flags=re.IGNORECASE) for i in items if i]
         good = [i for i in items if _METRIC_ITEM.match(i) and not re.search(r"\d", i)]

@@ -299,7 +299,7 @@ _SET_X_TO = re.compile(r"\b(?:set|fix|cap|limit)\s+(?:the\s+)?(?P<x>[A-Za-z][A-Z
 _COUNTED = re.compile(
     r"\b(?:we\s+|they\s+)?(?:use|uses|using|sample|sampled|sampling|gather|gathered|collect|collected|train|trained|generate|"
     r"generated|run|ran|employ|employed|select|selected|draw|drew|drawn|consider|considered|evaluate|evaluated)\s+"
-    r"(?:\w+\s+)?\d[\d,.]*[kKM]?\s+[a-z]",
+    r"(?:(?!in\b|on\b|at\b|for\b|from\b|of\b|to\b)[a-z]+\s+)?\d[\d,.]*[kKM]?\s+(?:[a-z]+\s+)?[a-z]+s\b",
     re.IGNORECASE,
 )
 _AS_VALUE = re.compile(r"(?P<x>[A-Za-z][A-Za-z \-]{2,40}?)\s+(?:as|(?:(?:is|are|was|were)\s+)?(?:set|fixed|capped|limited|equal|chosen)\s+(?:to|at|as))\s+(?P<v>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*[x×]\s*10\s*\^?\s*\{?\s*[-−]?\s*\d+\}?)?%?)(?![\w]|\.\d)")

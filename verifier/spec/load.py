@@ -9,7 +9,7 @@ import difflib
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import ValidationError
 
@@ -39,7 +39,12 @@ def find_spec(repo: Path) -> Path | None:
     return None
 
 
-def load_spec(path: Path) -> LoadedSpec:
+CheckValidator = Callable[[Any], "str | None"]
+
+
+def load_spec(path: Path, check_validator: CheckValidator | None = None) -> LoadedSpec:
+    """``check_validator(check)`` returns "field: message" for a check the model cannot judge alone (a
+    protocol rule's parameters, a pattern's syntax); it is supplied by a higher layer so this one stays pure."""
     file = str(path)
     text = _read_text(Path(path), file)
     doc = parse_text(text, _format_of(Path(path), text), file)
@@ -50,7 +55,7 @@ def load_spec(path: Path) -> LoadedSpec:
         kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
         raise SpecError(file, doc.line_of(()), None, f"a spec must be a mapping at the top level, got {kind}")
     shape, converted = _convert(data, Path(path), file, doc)
-    spec = _validate(converted, doc, file)
+    spec = _validate(converted, doc, file, check_validator)
     return LoadedSpec(spec=spec, path=file, shape=shape)
 
 
@@ -113,7 +118,7 @@ def _convert(data: dict[str, Any], path: Path, file: str, doc: Document) -> tupl
     )
 
 
-def _validate(converted: Converted, doc: Document, file: str) -> Spec:
+def _validate(converted: Converted, doc: Document, file: str, check_validator: CheckValidator | None = None) -> Spec:
     def locate(native_path: PathKey) -> tuple[PathKey, int | None]:
         source = converted.source_of(native_path)
         return source, doc.line_of(source)
@@ -127,9 +132,29 @@ def _validate(converted: Converted, doc: Document, file: str) -> Spec:
     except RecursionError:
         issues.append(SpecIssue(file, None, None, "spec nesting too deep"))
     issues.extend(_duplicate_ids(converted.data, file, locate))
+    if spec is not None and check_validator is not None:
+        issues.extend(_check_issues(spec, check_validator, file, locate))
     if spec is None or issues:  # no spec means validation failed, so there is an issue to report
         raise SpecError.from_issues(issues)
     return spec
+
+
+def _check_issues(spec: Spec, validator: CheckValidator, file: str, locate) -> list[SpecIssue]:
+    issues: list[SpecIssue] = []
+    for i, sau in enumerate(spec.saus):
+        located = [(("saus", i, "check"), sau.check)] if sau.check is not None else [
+            (("saus", i, "checks", j), c) for j, c in enumerate(sau.checks or [])
+        ]
+        for base, check in located:
+            problem = validator(check)
+            if problem:
+                field, _, message = problem.partition(": ")
+                path, line = locate((*base, field)) if message else locate(base)
+                if line is None:
+                    path, line = locate(base)
+                issues.append(SpecIssue(file, line, format_path((*base, field)) if message else format_path(path),
+                                        message or problem))
+    return issues
 
 
 def _duplicate_ids(data: dict[str, Any], file: str, locate: Locator) -> list[SpecIssue]:
