@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from verifier.analysis.imports import ModuleMap, module_map
 from verifier.index.facts import BindingKind, Definition, FileRole
+from verifier.index.names import attribute_chain
 from verifier.index.repo import RepoIndex
 
 MODULE = "<module>"
@@ -298,38 +299,29 @@ def local_types(fn: ast.AST) -> dict[str, str]:
     if args is not None:
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
             if a.annotation is not None:
-                text = _dotted_text(a.annotation)
+                text = (attribute_chain(a.annotation) or "")
                 if text:
                     out[a.arg] = text
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = _dotted_text(node.targets[0]), node.value
+            target, value = (attribute_chain(node.targets[0]) or ""), node.value
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target, value = _dotted_text(node.target), node.value
+            target, value = (attribute_chain(node.target) or ""), node.value
         else:
             continue
         if not target or (target.count(".") > 1) or (target.count(".") == 1 and not target.startswith("self.")):
             continue
         if isinstance(value, ast.Call):
-            ctor = _dotted_text(value.func)
+            ctor = (attribute_chain(value.func) or "")
             if ctor:
                 out[target] = ctor
         else:
-            alias = _dotted_text(value)
+            alias = (attribute_chain(value) or "")
             if alias and alias != target:
                 out.setdefault("=" + target, alias)
     return out
 
 
-def _dotted_text(node: ast.AST) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
 
 
 def unalias(receiver: str, types: dict[str, str]) -> str:

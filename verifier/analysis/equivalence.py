@@ -12,7 +12,9 @@ from __future__ import annotations
 import atexit
 import itertools
 import multiprocessing
+import os
 import re
+import threading
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ VECTOR_LEN = 4
 MAX_EVAL_NODES = 20000
 QUICK_SAMPLES = 10
 MAX_ASSIGNMENTS = 48
+MAX_UNMAPPED = 12  # paper symbols left for the search; beyond it the candidate combinations explode
 REL_TOL = 1e-6
 
 
@@ -275,6 +278,7 @@ class Decision:
     counterexample: dict[str, Any] | None = None
     reason: str = ""
     method: str = ""
+    limit: str = ""  # set when an analysis bound (size, time) stopped the decision: never a verdict on the code
 
     @property
     def equivalent(self) -> bool:
@@ -578,7 +582,22 @@ class _Z3Builder:
         raise _Unsupported(type(e).__name__)
 
 
-def _worker_main(conn) -> None:  # pragma: no cover - runs in the child process
+WORKER_POLL = 0.5  # seconds between checks that the parent is still alive
+
+
+def _exit_when_orphaned(parent_pid: int) -> None:  # pragma: no cover - child process
+    while os.getppid() == parent_pid:
+        time.sleep(WORKER_POLL)
+    os._exit(0)
+
+
+def _worker_main(conn, parent_end=None, parent_pid: int | None = None) -> None:  # pragma: no cover - child process
+    """Serve proof tasks until the pipe closes or the parent is gone (a killed run must leave no orphan)."""
+    if parent_end is not None:
+        parent_end.close()  # else the child holds the parent's end open and never sees EOF
+    if parent_pid is not None:
+        # a watchdog, so a parent killed in the middle of a long proof does not wait for the proof to end
+        threading.Thread(target=_exit_when_orphaned, args=(parent_pid,), daemon=True).start()
     while True:
         try:
             task = conn.recv()
@@ -604,7 +623,7 @@ class ProofWorker:
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         parent, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, parent, os.getpid()), daemon=True)
         self.proc.start()
         child.close()
         self.conn = parent
@@ -856,7 +875,10 @@ def match(
     budget: int = MAX_ASSIGNMENTS,
     scope_names: tuple[str, ...] = (),
 ) -> MatchResult:
-    """Map paper symbols to code values (spec first, then names, then a bounded numeric search) and decide."""
+    """Map paper symbols to code values (spec first, then names, then a bounded numeric search) and decide.
+
+    Bounded by size (unmapped symbols, expression nodes) and by ``timeout`` for the whole search."""
+    started = time.perf_counter()
     mapping: dict[sp.Symbol, Target] = dict(fixed)
     how = {s.name: "spec" for s in fixed}
     code_leaves = {s.name: s for s in code.free_symbols}
@@ -865,6 +887,14 @@ def match(
             mapping[s] = Target(s.name, code_leaves[s.name])
             how[s.name] = "identity"
     rest = sorted((s for s in paper.free_symbols if s not in mapping), key=lambda x: x.name)
+    too_large = ""
+    if len(rest) > MAX_UNMAPPED:
+        too_large = f"formula too large: {len(rest)} unmapped symbols (limit {MAX_UNMAPPED})"
+    elif expr_nodes(paper, MAX_EVAL_NODES) >= MAX_EVAL_NODES or expr_nodes(code, MAX_EVAL_NODES) >= MAX_EVAL_NODES:
+        too_large = f"expression too large: {MAX_EVAL_NODES} nodes or more"
+    if too_large:
+        decision = Decision("undecided", time.perf_counter() - started, reason=too_large, limit=too_large)
+        return MatchResult(decision, _show(mapping), how, [], None, 0, paper, {s: t.expr for s, t in mapping.items()})
     used = {t.name for t in mapping.values()}
     pool = [t for t in targets if t.name not in used]
     choices: list[list[tuple[float, Target]]] = []
@@ -880,6 +910,10 @@ def match(
     pos_syms = {s for s in code.free_symbols if s.name in positive}
     code_syms = code.free_symbols
     for assignment in assignments or [()]:
+        spent = time.perf_counter() - started
+        if spent >= timeout:
+            why = f"undecided after {spent:.1f} s: the symbol search hit the time limit ({tried} mappings tried)"
+            return MatchResult(Decision("undecided", spent, reason=why, limit=why), _show(mapping), how, [], None, tried)
         full = dict(mapping)
         for s, (_, t) in zip(rest, assignment):
             full[s] = t
@@ -904,7 +938,8 @@ def match(
                 first_fail = (quick, full)
             continue
         decision = decide(
-            paper, code, positive=positive, sign=sign, timeout=timeout, proof_budget=proof_budget, subs=subs
+            paper, code, positive=positive, sign=sign, timeout=max(timeout - spent, 0.05),
+            proof_budget=proof_budget, subs=subs,
         )
         if decision.kind == "not-equivalent":
             if first_fail is None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from verifier import rules
 from verifier.analysis.imports import ModuleMap
+from verifier.index.names import attribute_chain
 
 SLOTS = ("weight", "bias", "kernel", "scale", "embedding")
 PRIMARY_SLOTS = ("weight", "kernel", "embedding")
@@ -102,7 +103,7 @@ def _scheme_of_node(modules: ModuleMap, path: str, node: ast.AST, depth: int):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in _PASSTHROUGH_METHODS and isinstance(func.value, ast.Call):
             return _scheme_of_node(modules, path, func.value, depth + 1)
-        name = _dotted(func)
+        name = attribute_chain(func)
         if name is None:
             return None
         resolved = modules.qualify(path, name)
@@ -128,7 +129,7 @@ def _scheme_of_node(modules: ModuleMap, path: str, node: ast.AST, depth: int):
             return spec["scheme"], raw
         return None
     if isinstance(node, (ast.Attribute, ast.Name)):
-        name = _dotted(node)
+        name = attribute_chain(node)
         resolved = modules.qualify(path, name) if name else ""
         leaf, prefix = resolved.rsplit(".", 1)[-1], resolved.rpartition(".")[0]
         if leaf in data["flax"] and _in_namespaces(prefix, data.get("flax_namespaces")):
@@ -163,19 +164,10 @@ def string_literal(text: str) -> str | None:
     return None
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _leaf(node: ast.AST) -> str:
     if isinstance(node, ast.Call):
         node = node.func
-    name = _dotted(node)
+    name = attribute_chain(node)
     return name.rsplit(".", 1)[-1] if name else ""

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifier.index.names import attribute_chain
+
 MV_PREFIX = "__MV_"
 ANY_ARGS = "__ANY_ARGS__"
 ANY_KW = "__ANY_KW__"
@@ -103,15 +105,6 @@ def _is_stmt_ellipsis(node: Any) -> bool:
     return isinstance(node, ast.Expr) and _is_ellipsis(node.value)
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 class Matcher:
@@ -135,7 +128,7 @@ class Matcher:
         if isinstance(pat, ast.Expr) and isinstance(pat.value, ast.Name) and _is_mv(pat.value.id) and isinstance(node, ast.stmt):
             return self._bind(pat.value.id, node, b)
         if isinstance(pat, (ast.Attribute, ast.Name)) and isinstance(node, (ast.Attribute, ast.Name)):
-            pd, nd = _dotted(pat), _dotted(node)
+            pd, nd = attribute_chain(pat), attribute_chain(node)
             if pd and nd and not any(_is_mv(p) for p in pd.split(".")):
                 if pd == nd:
                     return True

@@ -258,7 +258,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
                 ranked.append(Ranked(score, cand, expr, model))
     ranked.sort(key=lambda r: (-r.score, r.cand.file, r.cand.line, r.cand.target, r.cand.path))
     if not ranked:
-        return _bounded(dropped) or _no_candidate(check, stubs, ctx, "no computed expression in scope")
+        return _bounded(dropped, ctx) or _no_candidate(check, stubs, ctx, "no computed expression in scope")
     timeout = float(getattr(ctx.options, "formula_timeout", 5.0))
     positive = {name for name, what in check.assume.items() if str(what).lower() in ("positive", "nonnegative", "pos")}
     results: list[tuple[Ranked, MatchResult]] = []
@@ -308,6 +308,15 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
             [_evidence(r, res, "expression")],
             **_details(r, res, formula),
         )
+    limited = [(r, res) for r, res in results if res.decision.limit]
+    if limited:
+        r, res = limited[0]
+        return CheckResult.unverified(
+            KIND,
+            f"{_where(r)} was not compared with the formula: {res.decision.limit}.",
+            [_evidence(r, res, "expression")],
+            **_details(r, res, formula),
+        )
     undecided = [(r, res) for r, res in results if res.decision.kind == "undecided" and r.score >= MIN_MISMATCH_RANK]
     if undecided:
         r, res = undecided[0]
@@ -318,22 +327,21 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
             [_evidence(r, res, "expression")],
             **_details(r, res, formula),
         )
-    limited = [(r, res) for r, res in results if res.decision.limit]
-    if limited:
-        r, res = limited[0]
-        return CheckResult.unverified(
-            KIND,
-            f"{_where(r)} was not compared with the formula: {res.decision.limit}.",
-            [_evidence(r, res, "expression")],
-            **_details(r, res, formula),
-        )
     relevant = [d for d in dropped if check.scope or max(_name_score(d[2], words), _name_score(d[4], words)) > 0]
-    return _bounded(relevant) or _no_candidate(
+    return _bounded(relevant, ctx) or _no_candidate(
         check, stubs, ctx, f"closest is {_where(ranked[0])}", ranked[0], results
     )
 
 
-def _bounded(dropped: list[tuple[str, int, str, str, str]]) -> CheckResult | None:
+def _short_line(ctx: Context, file: str, line: int) -> str:
+    try:
+        text = "".join(ctx.index.lines(file, line, line)).strip()
+    except (OSError, ValueError, IndexError, KeyError):
+        return ""
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _bounded(dropped: list[tuple[str, int, str, str, str]], ctx: Context) -> CheckResult | None:
     """A value the translator gave up on (too large, too deep) may be the formula: not `missing`."""
     if not dropped:
         return None
@@ -344,7 +352,7 @@ def _bounded(dropped: list[tuple[str, int, str, str, str]]) -> CheckResult | Non
         KIND,
         f"nothing translated computes the formula, but {shown} of {qualname} ({file}:{line}) is too large to "
         f"analyse ({bound}){more}.",
-        [Evidence(file, line, line, "", "bound", f"{qualname}: {bound}")],
+        [Evidence(file, line, line, _short_line(ctx, file, line), "expression", f"{qualname}: {bound}")],
         bound=bound,
     )
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 import re
 
+from verifier.index.names import attribute_chain
+
 # Factories that produce a tensor of the right shape without computing anything from the inputs.
 _RANDOM_LEAVES = frozenset({"randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "normal", "uniform"})
 _FILL_LEAVES = frozenset(
@@ -144,21 +146,12 @@ def _value_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return {n for n in names if n not in ("self", "cls")}
 
 
-def _dotted(node: ast.expr) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
 
 
 def _factory_kind(value: ast.expr | None) -> str | None:
     if not isinstance(value, ast.Call):
         return None
-    dotted = _dotted(value.func)
+    dotted = (attribute_chain(value.func) or "")
     if not dotted or "." not in dotted:
         return None
     root, leaf = dotted.split(".", 1)[0], dotted.rsplit(".", 1)[-1]
