@@ -12,6 +12,7 @@ from verifier.engine import run_repo
 from verifier.judge.config import JudgeConfig
 from verifier.reports import render
 from verifier.results import Status
+from verifier.reports.json_report import report_to_json
 
 TRAIN = '''\
 import torch
@@ -74,7 +75,7 @@ def test_without_a_judge_free_text_stays_unverified(tmp_path):
     report = run_repo(repo, use_cache=False)
     verdict = by_id(report)["toy-D2-002"]
     assert verdict.status == Status.unverified and verdict.score is None
-    assert "extras" not in report.to_json() or "judge" not in report.to_json()
+    assert "extras" not in report_to_json(report) or "judge" not in report_to_json(report)
     assert not (repo / "sau.lock.json").exists()
 
 
@@ -119,10 +120,10 @@ def test_lock_file_round_trip_and_cache_only_ci_mode(tmp_path):
     assert lock.read_bytes() == locked
     assert [(v.id, v.status, v.score) for v in second.verdicts] == [(v.id, v.status, v.score) for v in first.verdicts]
     assert all(v.judge["cached"] for v in second.verdicts)
-    strip = lambda r: json.dumps([{k: v for k, v in s.items()} for s in r.to_json()["saus"]], sort_keys=True).replace('"cached": false', '"cached": true')  # noqa: E731
+    strip = lambda r: json.dumps([{k: v for k, v in s.items()} for s in report_to_json(r)["saus"]], sort_keys=True).replace('"cached": false', '"cached": true')  # noqa: E731
     assert strip(first) == strip(second)
     third = run_repo(repo, use_cache=False, judge=dead)
-    assert json.dumps(third.to_json(), sort_keys=True) == json.dumps(second.to_json(), sort_keys=True)
+    assert json.dumps(report_to_json(third), sort_keys=True) == json.dumps(report_to_json(second), sort_keys=True)
 
 
 def test_cache_only_without_a_cached_verdict_reports_it(tmp_path):

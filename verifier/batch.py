@@ -113,11 +113,12 @@ def is_fresh(out: Path, pair: Pair) -> bool:
 def score_pair(pair: Pair, use_cache: bool = True) -> dict:
     """Run one pair; never raises: failures come back as an error row."""
     from verifier.engine import InputError, run_repo
+    from verifier.reports.json_report import report_to_json
     from verifier.spec.errors import SpecError
 
     try:
         report = run_repo(Path(pair.repo), Path(pair.spec) if pair.spec else None, use_cache=use_cache)
-        return {"pair": pair, "report": report.to_json(), "error": None}
+        return {"pair": pair, "report": report_to_json(report), "error": None}
     except (SpecError, InputError) as exc:
         return {"pair": pair, "report": None, "error": str(exc)}
     except Exception as exc:  # one broken repo must not stop the batch

@@ -144,8 +144,3 @@ class Report:
     scores: dict[str, Any]
     notes: list[Note] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)  # judge usage, compile coverage, ...
-
-    def to_json(self) -> dict[str, Any]:
-        from verifier.reports.json_report import report_to_json
-
-        return report_to_json(self)
