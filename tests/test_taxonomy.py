@@ -12,7 +12,7 @@ DRIVER = 'if __name__ == "__main__":\n    run()\n'
 
 
 def _classify(body: str, extra: dict[str, str] | None = None, name: str = "target", driver: str = DRIVER):
-    files = {"pkg/__init__.py": "", "pkg/mod.py": body, "main.py": "from pkg.mod import *\n\ndef run():\n    target(1, 2)\n\n" + driver}
+    files = {"pkg/__init__.py": "", "pkg/mod.py": body, "main.py": "from pkg.mod import target\n\ndef run():\n    target(1, 2)\n\n" + driver}
     files.update(extra or {})
     ctx = context_for(files)
     tree = ctx.index.tree("pkg/mod.py")

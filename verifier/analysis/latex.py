@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import sympy as sp
-from sympy.parsing.sympy_parser import auto_number, convert_xor, parse_expr
+from sympy.parsing.sympy_parser import auto_number, convert_xor, stringify_expr
 
 from verifier.analysis.code_sympy import PICK, RMAX, RMEAN, RMIN, RSUM, sym
 
@@ -39,8 +39,8 @@ class FormulaTooLarge(FormulaSyntaxError):
 MAX_EXPONENT = 1000  # |numeric exponent|; 10**(10**10) would never finish
 MAX_LITERAL_CHARS = 60  # digits in one number literal
 MAX_POWER_BITS = 40_000  # an exact numeric power stays below ~12,000 digits
-MAX_FORMULA_TOKENS = 1200  # papers' longest formulas are a few hundred tokens
-MAX_FORMULA_TERMS = 300  # additive terms, at any depth
+MAX_FORMULA_TOKENS = 50_000  # papers' longest formulas are a few hundred tokens; parsing stays linear below this
+MAX_FORMULA_TERMS = 4_000  # additive terms, at any depth (matching bounds far fewer symbols, equivalence.py)
 
 
 @dataclass
@@ -237,12 +237,11 @@ def _bound_literals(body: str, term: list[tuple[str, int]]) -> None:
 
 def _numeric(node: ast.AST, body: str, term: list[tuple[str, int]]) -> Fraction | float | None:
     """The exact value of a numeric subexpression (None when it has symbols), refusing to build huge numbers."""
-    where = _source_position(term, getattr(node, "col_offset", 0))
     if isinstance(node, ast.Constant):
         if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
             text = body[node.col_offset : node.end_col_offset] if node.end_col_offset else str(node.value)
             if len(text) > MAX_LITERAL_CHARS:
-                raise FormulaTooLarge(f"number too large: {len(text)} characters", where)
+                raise FormulaTooLarge(f"number too large: {len(text)} characters", _source_position(term, node.col_offset))
             return Fraction(node.value) if isinstance(node.value, int) else node.value
         return None
     if isinstance(node, ast.UnaryOp):
@@ -252,26 +251,44 @@ def _numeric(node: ast.AST, body: str, term: list[tuple[str, int]]) -> Fraction 
         for child in ast.iter_child_nodes(node):
             _numeric(child, body, term)
         return None
-    a, b = _numeric(node.left, body, term), _numeric(node.right, body, term)
+    if not isinstance(node.op, (ast.Pow, ast.BitXor)) and isinstance(node.left, ast.BinOp):
+        # a long sum nests to the left: walk the chain iteratively, not by recursion
+        chain = []
+        while isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Pow, ast.BitXor)):
+            chain.append(node)
+            node = node.left
+        value = _numeric(node, body, term)
+        for link in reversed(chain):
+            value = _combine(link.op, value, _numeric(link.right, body, term))
+        return value
+    if isinstance(node.op, (ast.Pow, ast.BitXor)):
+        base, exp = _numeric(node.left, body, term), _numeric(node.right, body, term)
+        try:
+            return _power(base, exp)
+        except FormulaTooLarge as exc:
+            raise FormulaTooLarge(exc.reason, _source_position(term, node.col_offset)) from None
+    return _combine(node.op, _numeric(node.left, body, term), _numeric(node.right, body, term))
+
+
+def _combine(op: ast.operator, a, b) -> Fraction | float | None:
     try:
-        if isinstance(node.op, (ast.Pow, ast.BitXor)):
-            return _power(a, b, where)
         if a is None or b is None:
             return None
-        if isinstance(node.op, ast.Add):
+        if isinstance(op, ast.Add):
             return a + b
-        if isinstance(node.op, ast.Sub):
+        if isinstance(op, ast.Sub):
             return a - b
-        if isinstance(node.op, ast.Mult):
+        if isinstance(op, ast.Mult):
             return a * b
-        if isinstance(node.op, ast.Div):
+        if isinstance(op, ast.Div):
             return a / b if b else None
     except (OverflowError, ZeroDivisionError):
         return math.inf
     return None
 
 
-def _power(base, exp, where: int) -> Fraction | float | None:
+def _power(base, exp) -> Fraction | float | None:
+    where = 0  # the caller puts the position in
     if exp is not None and abs(exp) > MAX_EXPONENT:
         raise FormulaTooLarge(f"exponent too large (above {MAX_EXPONENT})", where)
     if base is None or exp is None:
@@ -290,23 +307,51 @@ def _power(base, exp, where: int) -> Fraction | float | None:
     return None if isinstance(out, complex) else out
 
 
+class _FlattenChains(ast.NodeTransformer):
+    """`a + b + c + ...` as one ``Add(a, b, c, ...)``: Python's left-nested `+` makes SymPy re-flatten the whole
+    sum at every step (quadratic in the number of terms); products likewise."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        if isinstance(node.op, (ast.Add, ast.Sub)):
+            return self._chain(node, (ast.Add, ast.Sub), "__sau_add")
+        if isinstance(node.op, ast.Mult):
+            return self._chain(node, (ast.Mult,), "__sau_mul")
+        return self.generic_visit(node)
+
+    def _chain(self, node: ast.BinOp, ops: tuple, func: str) -> ast.AST:
+        parts = []
+        while isinstance(node, ast.BinOp) and isinstance(node.op, ops):
+            right = self.visit(node.right)
+            parts.append(ast.UnaryOp(ast.USub(), right) if isinstance(node.op, ast.Sub) else right)
+            node = node.left
+        parts.append(self.visit(node))
+        parts.reverse()
+        if len(parts) < 3:
+            first, second = parts
+            op = ast.Mult() if func == "__sau_mul" else ast.Add()
+            return ast.BinOp(first, op, second)
+        return ast.Call(ast.Name(func, ast.Load()), parts, [])
+
+
+_GLOBALS = {"Integer": sp.Integer, "Float": sp.Float, "Rational": sp.Rational, "__sau_add": sp.Add, "__sau_mul": sp.Mul}
+
+
 def _parse_piece(body: str, local: dict, term: list[tuple[str, int]]) -> sp.Expr:
+    """parse_expr's token transformations, then one evaluation of the AST with sums and products flattened."""
     offset = term[0][1]
     _bound_literals(body, term)
     try:
-        return parse_expr(
-            body,
-            local_dict=local,
-            global_dict={"Integer": sp.Integer, "Float": sp.Float, "Rational": sp.Rational},
-            transformations=(auto_number, convert_xor),
-            evaluate=True,
-        )
+        code = stringify_expr(body, local, dict(_GLOBALS), (auto_number, convert_xor))
+        tree = ast.fix_missing_locations(_FlattenChains().visit(ast.parse(code, mode="eval")))
+        return eval(compile(tree, "<formula>", "eval"), {**_GLOBALS, "__builtins__": {}}, dict(local))  # noqa: S307 - names are vetted symbols
     except FormulaSyntaxError:
         raise
     except SyntaxError as exc:
         raise FormulaSyntaxError(f"does not parse: {exc.msg}", _source_position(term, (exc.offset or 1) - 1)) from None
-    except (TypeError, ValueError, NameError, AttributeError, ZeroDivisionError, RecursionError) as exc:
+    except (TypeError, ValueError, NameError, AttributeError, ZeroDivisionError, RecursionError, MemoryError) as exc:
         raise FormulaSyntaxError(f"does not parse: {type(exc).__name__}: {str(exc)[:80]}", offset) from None
+    except tokenize.TokenError as exc:
+        raise FormulaSyntaxError(f"does not parse: {exc.args[0]}", offset) from None
 
 
 def _source_position(term: list[tuple[str, int]], char: int) -> int:

@@ -201,8 +201,19 @@ class _Builder:
     aliases: dict[str, list[str]]
     checks: list[Any] = field(default_factory=list)
     keys: dict[str, int] = field(default_factory=dict)
+    claim: str = ""
+    fragment: str = ""
+    ambiguous: list[str] = field(default_factory=list)
 
     def add(self, check: Any) -> int:
+        """The check's index; -1 when its name is wrong for this claim's context (left to the judge)."""
+        if isinstance(check, ValueCheck) and check.name not in self.aliases:
+            name = terms.name_in_context(check.name, self.fragment, self.claim)
+            if name is None:
+                self.ambiguous.append(check.name)
+                return -1
+            if name != check.name:
+                check = ValueCheck(name=name, names=check.names, expect=check.expect)
         key = repr(sorted(check.model_dump(by_alias=True, exclude_none=True).items(), key=lambda kv: kv[0]))
         if key not in self.keys:
             self.keys[key] = len(self.checks)
@@ -237,7 +248,10 @@ def _name_for(key: str, aliases: dict[str, list[str]], unit: str = "", label: st
         return name
     count = _COUNT_RE.search(terms.ascii_symbol(key))
     if count:
-        words = [w.lower() for w in count.group("what").split() if w.lower() not in _COUNT_STOP][:2]
+        words = [w.lower() for w in count.group("what").split() if w.lower() not in _COUNT_STOP]
+        while len(words) > 1 and len(words[-1]) == 1:
+            words.pop()  # "number of diffusion steps T": the symbol after the words is not part of the name
+        words = words[-1:] if len(words) > 2 else words  # "Dirichlet Monte Carlo samples": the head noun counts
         if words:
             return "num_" + "_".join(words)
     hit = terms.find_phrase(key)
@@ -274,6 +288,8 @@ def _head_phrase(words: str) -> str | None:
     tokens = [t.lower() for t in re.findall(r"[A-Za-z][A-Za-z0-9]*", head)]
     if not tokens or len(tokens) > 4 or any(len(t) == 1 for t in tokens[:-1]):
         return None
+    if tokens[0] in terms.not_names() or " ".join(tokens) in terms.not_names():
+        return None  # "Ablation: ...", "Benchmark: ...": an experiment's heading, not a parameter
     if tokens[0] in _NOT_A_NAME_START or (len(tokens) == 1 and tokens[0] in _TOO_GENERIC):
         return None  # "Compare memory usage", "Test eta", a bare "test:": an instruction or a heading
     return "_".join(tokens)
@@ -363,6 +379,8 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
         return ([b.add(_value_check(name, whole))], "") if name else ([], "")
     raw_val = match.group("val").strip()
     keys = [k for k in re.split(r"\s*=\s*", match.group("keys")) if k.strip()]
+    if any(re.search(r"[*/^+]|\d\s*\)", k) for k in keys[1:]):
+        return [], "a value derived by a formula, not a setting"  # "eta = (4 * 16^2)^2 / (...) = 15"
     stripped = raw_val if raw_val.startswith("(") else _PAREN_TAIL.sub("", raw_val)
     val_text = _leading_value(stripped.strip().strip("~≈").strip())
     unit = ""
@@ -373,7 +391,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
             expect = numbers.parse_value(head.group("v"))
             unit = head.group("unit")
     if expect is None:
-        applied = stripped.strip().startswith(val_text + "(")  # "y = E_omega(x)": a formula, not a setting
+        applied = raw_val.strip().startswith(val_text + "(")  # "y = E_omega(x)": a formula, not a setting
         if not applied and re.fullmatch(r"[A-Za-z][\w.\-]{2,30}", val_text) and re.search(r"[\d._A-Z]", val_text) and not terms.find_apis(val_text):
             expect = val_text  # a string setting: wavelet=bior2.4, padding mode=periodization
         else:
@@ -464,7 +482,8 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             phrase_after = terms.find_phrase(" ".join(following))
             if phrase_after and phrase_after[1] == 0:
                 name = phrase_after[0]
-        if name is None and isinstance(q.value, int) and q.value >= 2 and not q.percent:
+        in_list = bool(re.search(r"\d\s*(?:,|\band\b|\bor\b)\s*$", before))  # "0, 1, 2, 3 levels": the noun counts a list
+        if name is None and isinstance(q.value, int) and q.value >= 2 and not q.percent and not in_list:
             plural = re.match(r"\s*(?:[A-Za-z][\w\-]*\s+){0,2}?(?P<noun>[a-z]{3,}s)\b", after)
             if plural and plural.group("noun") not in _NOT_COUNTS:
                 name = "num_" + plural.group("noun")
@@ -657,6 +676,32 @@ _MODEL_NAME_RE = re.compile(
 _CITATION_RE = re.compile(r"\(\d{1,2}\)|\b(?:Step|Phase|Stage|P)\s?\d+[A-Z]?\b|\([^()]*\b(?:19|20)\d\d[a-z]?\)|\b(?:Eq|Eqs|Sec|Section|Table|Figure|Fig|Appendix)\.?\s*\d+(?:\.\d+)*")
 
 
+_FORMULA_SPANS = (
+    re.compile(r"\bfor\s+(?:each\s+|all\s+)?[A-Za-z]\w*\s*=\s*[^,;:\n]*?\bto\b[^,;:\n]*", re.IGNORECASE),  # for i = 1 to n
+    re.compile(r"\b[A-Za-z]\w*\s*=\s*-?\d+\s*,\s*-?\d+\s*,[^;\n]*?(?:\.\.\.|…)"),  # k = 0, 1, 2, ...
+    re.compile(r"\b[\w']+\s*=\s*[^\s,;]+\s+if\b[^,;]*", re.IGNORECASE),  # m_i = 1 if i >= P: a piecewise case
+    re.compile(r"\b[\w']+\s*=[^=,;\n]*[*/^][^=,;\n]*=\s*[-\d.]+"),  # eta = (4 * 16^2)^2 / (...) = 15: derived
+    re.compile(r"\b(?:else|otherwise)\s+[A-Za-z]\w*\s*=\s*[^\s,;]+", re.IGNORECASE),  # ... if k > 1 else z = 0
+    re.compile(r"\b(?:if|when|while|unless|where)\s+[A-Za-z]\w*\s*(?:[<>≤≥]=?|==|!=)\s*[^\s,;]+", re.IGNORECASE),  # if k > 1
+    re.compile(r"(?<![\w\s])\[[^\[\]]*=[^\[\]]*\]|(?<=\w)\[[^\[\]]*=[^\[\]]*\]"),  # u[0:S, t=0]: an index
+    re.compile(r"(?<![\w.])[A-Za-z]{1,3}(?:_\w+)?\([^()]*=[^()]*\)"),  # v(x, t=0): a function's argument
+    re.compile(r"[∈=]\s*[{(\[][^{}()\[\]]*[})\]]\s*\^\s*\{?\w+\}?"),  # m ∈ {0,1}^N: a set of vectors
+    re.compile(
+        r"\b[\w']+\s*(?:=|≈|→|->)\s*\S+\s+(?:implies|corresponds to|means|denotes|recovers|reduces to|gives|yields|"
+        r"is equivalent)\b[^,;.]*",
+        re.IGNORECASE,
+    ),  # k=1 corresponds to ...: a case of a formula, not a setting
+)
+
+
+def _mask_formula_spans(text: str) -> str:
+    """Loop headers, index ranges, piecewise cases and function arguments of formulas and pseudo-code: their
+    numbers are not settings the code must have, so they are blanked before any value is read."""
+    for pattern in _FORMULA_SPANS:
+        text = pattern.sub(lambda m: " " * len(m.group(0)), text)
+    return text
+
+
 def _mask_model_names(text: str) -> str:
     """``Mistral-7B``, ``Llama-3.2 3B``, ``A100``, citations and cross-references: names with digits, not
     values (blanked so no number is read from them)."""
@@ -668,12 +713,13 @@ def _fragment(
     text: str, dimension: Dimension, b: _Builder, formulas_only: bool = False, claim_label: str = ""
 ) -> Fragment:
     body = text.strip()
+    b.fragment, b.ambiguous = body, []
     label_text = claim_label
     label = _LABEL_RE.match(body)
     if label and (not re.search(r"\d", label.group("label")) or len(label.group("label")) > 25):
         body = label.group("body").strip()
         label_text = label.group("label")
-    masked = _mask_model_names(context.mask(body))
+    masked = _mask_formula_spans(_mask_model_names(context.mask(body)))
     made, reason = _formula_check(body, b)
     if not made and not formulas_only:
         sampled, masked = _distribution_checks(masked, b)
@@ -695,6 +741,9 @@ def _fragment(
                 reason = f"describes more than the named API(s): '{' '.join(rest[:6])} ...'"
         made += sampled + named
     reason = re.sub(r"§+", "…", reason)  # masked model names, shown as an ellipsis
+    made = [m for m in made if m >= 0]
+    if b.ambiguous and not reason:
+        reason = f"'{b.ambiguous[0]}' is ambiguous here (no context word says which parameter it is)"
     if made:
         return Fragment(text, "typed", reason, tuple(sorted(set(made))))
     if formulas_only and not reason:
@@ -732,7 +781,7 @@ def _compile_cached(
     if not text:
         out.leftover.append("(empty claim): nothing to compile")
         return out
-    b = _Builder(aliases)
+    b = _Builder(aliases, claim=text)
     head = _LABEL_RE.match(text)
     claim_label = head.group("label") if head else ""
     covered: list[tuple[int, int, list[int], str]] = []  # (start, end, check indexes, what)

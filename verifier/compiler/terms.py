@@ -253,3 +253,30 @@ def protocol_mapping(kind: str) -> dict[str, str]:
 
 def protocol_words(kind: str) -> list[str]:
     return [str(w) for w in (_load("claim_protocol.yaml").get(kind) or [])]
+
+
+def _mentions(text: str, words: Iterable[str]) -> bool:
+    lowered = text.lower()
+    return any(re.search(r"(?<![a-z0-9])" + re.escape(str(w).lower()), lowered) for w in words)
+
+
+def name_in_context(name: str, fragment: str, claim: str) -> str | None:
+    """The name a value should be checked under given the words around it (rules/claim_terms.yaml
+    ``context_names``): the name itself, a more specific one, or None to leave the value to the judge."""
+    rule = section("context_names").get(name)
+    if not isinstance(rule, dict):
+        return name
+    for alternative in rule.get("instead") or []:
+        if isinstance(alternative, dict) and _mentions(fragment, alternative.get("when") or []):
+            return str(alternative.get("name") or "") or None
+    scope = fragment if rule.get("keep_in") == "fragment" else claim
+    if _mentions(scope, rule.get("keep_when") or []):
+        return name
+    fallback = rule.get("otherwise")
+    return str(fallback) if fallback else None
+
+
+@functools.cache
+def not_names() -> frozenset[str]:
+    """Heading words ("Ablation", "Benchmark") that never name a parameter."""
+    return frozenset(str(w).lower() for w in _terms().get("not_names") or [])

@@ -24,6 +24,7 @@ class Mutant:
     dimension: str
     description: str
     diff: str
+    parts: tuple[tuple[int, int], ...] = ()  # line spans of the changed statements (two for a swap)
 
 
 def _enumerate_sites(root: Path, files: list[str], operators: list[str]):
@@ -36,9 +37,8 @@ def _enumerate_sites(root: Path, files: list[str], operators: list[str]):
         wrapper = cst.metadata.MetadataWrapper(module, unsafe_skip_copy=True)
         collector = Collector(operators)
         wrapper.visit(collector)
-        positions = wrapper.resolve(cst.metadata.PositionProvider)
-        for node, variant, line in collector.sites:
-            yield rel, source, module, node, variant, line, positions[node].end.line
+        for node, variant, spans in collector.sites:
+            yield rel, source, module, node, variant, spans
 
 
 def _pick(sites: list, max_mutants: int, seed: int) -> list:
@@ -63,7 +63,8 @@ def build_mutants(root: Path, files: list[str], operators: list[str], max_mutant
     sites = list(_enumerate_sites(root, files, operators))
     discarded: dict[str, int] = defaultdict(int)
     out: list[tuple[Mutant, str]] = []
-    for rel, source, module, node, variant, line, end_line in _pick(sites, max_mutants, seed):
+    for rel, source, module, node, variant, spans in _pick(sites, max_mutants, seed):
+        line, end_line = min(a for a, _ in spans), max(b for _, b in spans)
         try:
             new_source = module.visit(Applier(node, variant)).code
         except Exception:  # libcst refuses a replacement that would be invalid code
@@ -82,7 +83,10 @@ def build_mutants(root: Path, files: list[str], operators: list[str], max_mutant
                 source.splitlines(keepends=True), new_source.splitlines(keepends=True), f"a/{rel}", f"b/{rel}", n=1
             )
         )
-        mutant = Mutant(len(out), rel, line, end_line, variant.operator, OPERATORS[variant.operator][0], variant.description, diff)
+        mutant = Mutant(
+            len(out), rel, line, end_line, variant.operator, OPERATORS[variant.operator][0], variant.description,
+            diff, spans,
+        )
         out.append((mutant, new_source))
     return out, dict(discarded)
 

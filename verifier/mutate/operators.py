@@ -46,6 +46,8 @@ class Variant:
     operator: str
     description: str
     build: Callable[[cst.CSTNode], cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel]
+    # The statements whose meaning changes, when narrower than the node (the two swapped steps, the moved one).
+    focus: Callable[[cst.CSTNode], list[cst.CSTNode]] | None = None
 
 
 def _dotted(node: cst.BaseExpression) -> str:
@@ -168,11 +170,16 @@ def variants_for(node: cst.CSTNode) -> Iterable[Variant]:
         body = list(node.body)
         for i in range(len(body) - 1):
             if _is_call_stmt(body[i]) and _is_call_stmt(body[i + 1]) and not body[i].deep_equals(body[i + 1]):
-                yield Variant("swap-steps", f"swap steps {i + 1} and {i + 2} of a block", lambda n, i=i: _swap(n, i))
+                yield Variant(
+                    "swap-steps",
+                    f"swap steps {i + 1} and {i + 2} of a block",
+                    lambda n, i=i: _swap(n, i),
+                    lambda n, i=i: [n.body[i], n.body[i + 1]],
+                )
     if isinstance(node, (cst.For, cst.While)) and isinstance(node.body, cst.IndentedBlock):
         body = list(node.body.body)
         if len(body) >= 2 and _stmt_call(body[-1]) is not None:
-            yield Variant("out-of-loop", "move the loop's last step after the loop", _hoist)
+            yield Variant("out-of-loop", "move the loop's last step after the loop", _hoist, lambda n: [n.body.body[-1]])
     if isinstance(node, cst.FunctionDef) and _has_real_body(node):
         yield Variant("stub-body", "body -> raise NotImplementedError", lambda n: _stub(n, "raise NotImplementedError"))
         yield Variant("stub-body", "body -> pass", lambda n: _stub(n, "pass"))
@@ -253,13 +260,18 @@ class Collector(cst.CSTVisitor):
     def __init__(self, operators: Sequence[str]) -> None:
         super().__init__()
         self.operators = set(operators)
-        self.sites: list[tuple[cst.CSTNode, Variant, int]] = []
+        # (node, variant, line spans of the changed statements)
+        self.sites: list[tuple[cst.CSTNode, Variant, tuple[tuple[int, int], ...]]] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         for variant in variants_for(node):
             if variant.operator in self.operators:
-                line = self.get_metadata(cst.metadata.PositionProvider, node).start.line
-                self.sites.append((node, variant, line))
+                focus = variant.focus(node) if variant.focus else [node]
+                spans = []
+                for part in focus:
+                    pos = self.get_metadata(cst.metadata.PositionProvider, part)
+                    spans.append((pos.start.line, pos.end.line))
+                self.sites.append((node, variant, tuple(spans)))
         return True
 
 

@@ -94,22 +94,37 @@ def _function_spans(root: Path, rel: str, cache: dict) -> list[tuple[int, int]]:
 
 # Which evidence a drift of each family changes the meaning of. A mutant is *relevant* to a SAU when it lies
 # exactly on such evidence: an overridden default, a value in a test or a comment, or a neighbouring statement
-# is not behaviour the claim talks about. (False alarms use the generous, function-wide regions instead.)
+# is not behaviour the claim talks about. Equivalent mutants are not relevant either: a swap counts only when
+# both swapped statements are claimed, mean/sum only when the formula keeps its reduction, a constant in a call
+# only when the claim names that call's arguments. (False alarms use generous, function-wide regions instead.)
 _BEHAVIOUR_ROLES = {
     "D1": {"effective", "call", "init", "expression", "rule", "setting", "source"},
     "D2": {"effective", "expression", "init", "rule"},
-    "D3": {"rule", "setting", "source", "step", "effective"},
+    "D3": {"rule", "setting", "source", "effective"},
     "D4": {"step", "rule"},
 }
 _STUB_ROLES = {"definition", "expression", "step", "rule", "init", "effective", "call", "setting", "source"}
 
 
-def _relevant(mutant: Mutant, v: Verdict) -> bool:
-    roles = _STUB_ROLES if mutant.operator == "stub-body" else _BEHAVIOUR_ROLES[mutant.dimension]
-    return any(
-        e.file == mutant.file and e.role in roles and e.line <= mutant.end_line and mutant.line <= e.end_line
-        for e in v.evidence
-    )
+def _relevant(mutant: Mutant, v: Verdict, checks: list) -> bool:
+    if mutant.operator == "stub-body":
+        roles = set(_STUB_ROLES)
+    else:
+        roles = set(_BEHAVIOUR_ROLES[mutant.dimension])
+    if mutant.operator == "mean-sum-swap" and checks and all(
+        c.kind == "formula" and c.reduction == "strip" for c in checks
+    ):
+        return False
+    if mutant.dimension == "D1" and checks and all(c.kind == "call" and not c.args for c in checks):
+        roles.discard("call")
+    spans = [(e.line, e.end_line) for e in v.evidence if e.file == mutant.file and e.role in roles]
+
+    def hit(lo: int, hi: int) -> bool:
+        return any(a <= hi and lo <= b for a, b in spans)
+
+    if mutant.operator == "swap-steps" and len(mutant.parts) == 2:
+        return all(hit(lo, hi) for lo, hi in mutant.parts)
+    return hit(mutant.line, mutant.end_line)
 
 
 def _regions(v: Verdict, root: Path, cache: dict) -> list[tuple[str, int, int]]:
@@ -177,6 +192,7 @@ def mutate_repo(
     else:
         results.update(dict(_run_chunk((repo, loaded, mutants))))
     base = {v.id: v for v in original.verdicts}
+    claimed = {sau.id: sau.all_checks() for sau in loaded.spec.saus}
     cache: dict = {}
     base_regions = {sid: _regions(v, repo, cache) for sid, v in base.items()}
     outcomes = []
@@ -186,7 +202,7 @@ def mutate_repo(
             old = base[sid]
             regions = base_regions[sid] + _regions(verdict, repo, cache)
             touches = any(f == mutant.file and lo <= mutant.end_line and mutant.line <= hi for f, lo, hi in regions)
-            if _relevant(mutant, old):
+            if _relevant(mutant, old, claimed.get(sid, [])):
                 outcome.touched.append(sid)
             if status != old.status.value or score != old.score:
                 outcome.changed.append(sid)

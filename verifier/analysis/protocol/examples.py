@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from verifier.index.facts import FileFacts, FileRole, Language
+from verifier.index import python_facts
 from verifier.index.repo import RepoIndex
 from verifier.results import CheckResult
 from verifier.spec.model import Spec
@@ -31,7 +32,7 @@ _LANGUAGES = {
 
 
 def index_from_sources(files: dict[str, str], root: str = "/nonexistent") -> RepoIndex:
-    """A RepoIndex over in-memory files (facts left empty: protocol rules read trees and text)."""
+    """A RepoIndex over in-memory files, with the same Python facts the real index extracts."""
     facts: dict[str, FileFacts] = {}
     for path in sorted(files):
         text = files[path]
@@ -48,6 +49,8 @@ def index_from_sources(files: dict[str, str], root: str = "/nonexistent") -> Rep
             lines=text.count("\n") + 1,
             has_main_block="__name__" in text and "__main__" in text,
         )
+        if language == Language.python:
+            python_facts.extract(path, text, facts[path])
     from pathlib import Path
 
     return RepoIndex(Path(root), facts, source_loader=lambda p: files[p])

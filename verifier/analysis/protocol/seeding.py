@@ -200,8 +200,48 @@ def evaluate_seeded(params: dict, ctx, scope: str | None, rule: dict) -> CheckRe
             f"seeds are fixed literals",
             sorted_evidence(call_ev + flag_ev),
         )
+    unseeded = _unseeded_families(ctx, scope, lex, reached)
+    if unseeded:
+        family, draw = unseeded[0]
+        return CheckResult.partial(
+            KIND, 0.75,
+            f"the {family} RNG is drawn from ({draw.span.file}:{draw.span.line} {draw.qualname}) but never seeded",
+            sorted_evidence(call_ev + flag_ev + [evidence(ctx, draw.span.file, draw.span.line, "rule")]),
+        )
     apis = sorted({s.call.name for s in reached})
     return CheckResult.passed(KIND, f"RNGs seeded via {', '.join(apis)} on the entry path", sorted_evidence(call_ev + flag_ev))
+
+
+def _matches(qual: str, apis: list[str]) -> bool:
+    return any(qual == api or qual.endswith("." + api) for api in apis)
+
+
+def _unseeded_families(ctx, scope: str | None, lex: dict, reached: list[SeedCall]):
+    """(family, first draw) for each RNG family the code draws from that no reached seeding call seeds."""
+    families: dict = lex.get("families", {})
+    quals = [s.call.qual or s.call.name for s in reached]
+    if any(_matches(q, lex.get("universal_seeders", [])) for q in quals):
+        return []
+    seeded = {name for name, fam in families.items() if any(_matches(q, fam.get("seeders", [])) for q in quals)}
+    out = []
+    for name in sorted(families):
+        if name in seeded:
+            continue
+        apis = families[name].get("draws", [])
+        draws = sorted(
+            (
+                c
+                for api in apis
+                for c in ctx.index.calls_to(api)
+                if c.qualname == api  # exact: `random.random` must not match `numpy.random.random`
+                and ctx.index.files[c.span.file].role.value == "code"
+                and scope_admits(scope, c.scope)
+            ),
+            key=lambda c: (c.span.file, c.span.line),
+        )
+        if draws:
+            out.append((name, draws[0]))
+    return out
 
 
 # ----- seeds: how many seeds / runs ----------------------------------------------------------------------
