@@ -89,14 +89,15 @@ def split_fragments(text: str) -> list[tuple[int, int]]:
             depth += 1
         elif ch in _CLOSE:
             depth = max(depth - 1, 0)
-        cut = depth == 0 and (ch in ";\n" or (ch == "," and not _thousands(text, i)) or i in sentence_cuts)
+        piped = ch == "|" and text[i - 1 : i] == " " and text[i + 1 : i + 2] == " "  # "Data: ... | Baselines: ..."
+        cut = depth == 0 and (ch in ";\n" or piped or (ch == "," and not _thousands(text, i)) or i in sentence_cuts)
         if cut:
             spans.append((start, i))
             start = i + 1
     spans.append((start, len(text)))
     out = []
     for a, b in spans:
-        while a < b and text[a] in " \t\r\n-•*":
+        while a < b and text[a] in " \t\r\n-•*|":
             a += 1
         while b > a and text[b - 1] in " \t\r\n.":
             b -= 1

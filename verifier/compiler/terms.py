@@ -71,6 +71,8 @@ def phrase_table() -> list[tuple[str, str]]:
     """(normalised phrase, canonical) longest first, so "base learning rate" wins over "rate"."""
     phrases = _terms().get("phrases") or {}
     table = {_norm_phrase(k): str(v) for k, v in phrases.items()}
+    for blocked in _terms().get("not_phrases") or []:
+        table[_norm_phrase(str(blocked))] = ""  # matched, so the shorter phrase inside it is not, but names nothing
     return sorted(table.items(), key=lambda kv: (-len(kv[0]), kv[0]))
 
 
@@ -121,7 +123,7 @@ def canonical_name(term: str, aliases: dict[str, list[str]] | None = None) -> st
         return ident  # a paper's beta is its own symbol, not the lexicon's KL beta
     for known, canonical in phrase_table():
         if phrase == known:
-            return lexicon_index().get(canonical.lower(), canonical)
+            return lexicon_index().get(canonical.lower(), canonical) if canonical else None
     lex = lexicon_index()
     if ident in lex:
         return lex[ident]
@@ -153,7 +155,7 @@ def find_phrase(text: str) -> tuple[str, int, int] | None:
         candidate = (match.end(), match.end() - match.start(), lookup[match.group(0)])
         if best is None or candidate[:2] > best[:2]:
             best = candidate
-    if best is None:
+    if best is None or not best[2]:
         return None
     canonical = lexicon_index().get(best[2].lower(), best[2])
     return canonical, best[0] - best[1], best[0]

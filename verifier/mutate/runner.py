@@ -101,7 +101,7 @@ _BEHAVIOUR_ROLES = {
     "D1": {"effective", "call", "init", "expression", "rule", "setting", "source"},
     "D2": {"effective", "expression", "init", "rule"},
     "D3": {"rule", "setting", "source", "effective"},
-    "D4": {"step", "rule"},
+    "D4": {"step"},
 }
 _STUB_ROLES = {"definition", "expression", "step", "rule", "init", "effective", "call", "setting", "source"}
 
