@@ -67,7 +67,7 @@ def test_bare_symbols_are_named_by_the_claims_own_words():
 
 def test_sets_and_shapes_become_list_values():
     assert dumps(compiled("ranks r ∈ {8, 16, 24}"))[0]["expect"] == [8, 16, 24]
-    assert dumps(compiled("latent space: resolution=256×256")) == [{"kind": "value", "name": "image_size", "expect": [256, 256]}]
+    assert dumps(compiled("video latent space: resolution=256×256")) == [{"kind": "value", "name": "image_size", "expect": [256, 256]}]
 
 
 def test_distributions_become_call_or_init_checks():

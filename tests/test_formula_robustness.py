@@ -80,6 +80,18 @@ def test_ordinary_powers_still_parse():
     assert parse_latex(r"x^{2} + 10^{3}").expr == sym("x") ** 2 + 1000
 
 
+def test_power_tower_in_repo_code_is_opaque_not_evaluated():
+    import ast
+
+    src = "import torch\n\ndef f(y):\n    big = 10 ** (10 ** 10)\n    same = torch.pow(10, 10 ** 10)\n    return y - big\n"
+    started = time.perf_counter()
+    (model,) = Translator(ast.parse(src), "a.py", src).all_functions()
+    assert time.perf_counter() - started < 2
+    values = {c.target: c.expr for c in model.candidates}
+    assert values["big"] == sym("big") and values["same"] == sym("same")  # opaque leaves, named after the code
+    assert values["return"] == sym("y") - sym("big")
+
+
 def test_too_large_is_still_a_formula_syntax_error_for_old_callers():
     assert issubclass(FormulaTooLarge, FormulaSyntaxError)
 

@@ -26,6 +26,8 @@ from verifier import rules
 MAX_PATHS = 16
 MAX_STATEMENTS = 600
 MAX_EXPR_NODES = 800
+MAX_EXPONENT = 1000  # |numeric exponent| SymPy may evaluate
+MAX_POWER_BITS = 40_000  # an exact numeric power stays below ~12,000 digits
 MAX_HELPER_DEPTH = 3
 MAX_HELPER_STATEMENTS = 60
 
@@ -170,6 +172,18 @@ class FunctionModel:
     opaque: dict[str, str] = field(default_factory=dict)  # leaf name -> the unknown call whose result it is
     # values an analysis bound replaced by a leaf: (line, target, the bound); a check must not call them absent
     dropped: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+def power_too_large(base: Any, exp: Any) -> bool:
+    """SymPy evaluates numeric powers eagerly: `10 ** (10 ** 10)` would never return."""
+    if not isinstance(exp, sp.Basic) or not exp.is_Number:
+        return False
+    if abs(exp) > MAX_EXPONENT:
+        return True
+    if isinstance(base, sp.Basic) and base.is_Rational and exp.is_Integer:
+        bits = max(int(base.p).bit_length(), int(base.q).bit_length())
+        return bits * abs(int(exp)) > MAX_POWER_BITS
+    return False
 
 
 def expr_nodes(expr: sp.Basic, limit: int = MAX_EXPR_NODES) -> int:
@@ -593,7 +607,7 @@ class Translator:
             if isinstance(op, ast.Div):
                 return a / b
             if isinstance(op, ast.Pow):
-                return a**b
+                return Marker("opaque") if power_too_large(a, b) else a**b
             if isinstance(op, ast.FloorDiv):
                 return sp.floor(a / b)
             if isinstance(op, ast.Mod):
@@ -733,6 +747,9 @@ class Translator:
             if not isinstance(value, sp.Expr):
                 return self._opaque(leaf, args, kwargs)
             subs[name] = value
+        for power in entry.template.atoms(sp.Pow):
+            if power_too_large(power.base.xreplace(subs), power.exp.xreplace(subs)):
+                return self._opaque(leaf, args, kwargs)
         try:
             out = entry.template.xreplace(subs)
         except (TypeError, ValueError):

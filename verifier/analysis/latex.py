@@ -21,7 +21,17 @@ from fractions import Fraction
 import sympy as sp
 from sympy.parsing.sympy_parser import auto_number, convert_xor, stringify_expr
 
-from verifier.analysis.code_sympy import PICK, RMAX, RMEAN, RMIN, RSUM, sym
+from verifier.analysis.code_sympy import (
+    MAX_EXPONENT,
+    MAX_POWER_BITS,
+    PICK,
+    RMAX,
+    RMEAN,
+    RMIN,
+    RSUM,
+    power_too_large,
+    sym,
+)
 
 
 class FormulaSyntaxError(ValueError):
@@ -36,9 +46,7 @@ class FormulaTooLarge(FormulaSyntaxError):
 
 
 # SymPy evaluates numeric powers and long sums eagerly while parsing, so sizes are bounded before it runs.
-MAX_EXPONENT = 1000  # |numeric exponent|; 10**(10**10) would never finish
 MAX_LITERAL_CHARS = 60  # digits in one number literal
-MAX_POWER_BITS = 40_000  # an exact numeric power stays below ~12,000 digits
 MAX_FORMULA_TOKENS = 50_000  # papers' longest formulas are a few hundred tokens; parsing stays linear below this
 MAX_FORMULA_TERMS = 4_000  # additive terms, at any depth (matching bounds far fewer symbols, equivalence.py)
 
@@ -343,7 +351,8 @@ def _parse_piece(body: str, local: dict, term: list[tuple[str, int]]) -> sp.Expr
     try:
         code = stringify_expr(body, local, dict(_GLOBALS), (auto_number, convert_xor))
         tree = ast.fix_missing_locations(_FlattenChains().visit(ast.parse(code, mode="eval")))
-        return eval(compile(tree, "<formula>", "eval"), {**_GLOBALS, "__builtins__": {}}, dict(local))  # noqa: S307 - names are vetted symbols
+        # the same eval parse_expr does, of tokens vetted above (names only, no strings, dots or dunders)
+        return eval(compile(tree, "<formula>", "eval"), {**_GLOBALS, "__builtins__": {}}, dict(local))
     except FormulaSyntaxError:
         raise
     except SyntaxError as exc:
@@ -945,12 +954,9 @@ def _name_text(latex: str) -> str:
 
 def _bounded_power(base: sp.Expr, exp: sp.Expr, pos: int) -> sp.Expr:
     """`10^{10^{10}}`: SymPy would evaluate the tower; numeric exponents stay within the bound."""
-    if exp.is_Number and abs(exp) > MAX_EXPONENT:
-        raise FormulaTooLarge(f"exponent too large (above {MAX_EXPONENT})", pos)
-    if base.is_Rational and exp.is_Integer:
-        bits = max(int(base.p).bit_length(), int(base.q).bit_length())
-        if bits * abs(int(exp)) > MAX_POWER_BITS:
-            raise FormulaTooLarge(f"number too large: a power of about {bits * abs(int(exp)) // 3} digits", pos)
+    if power_too_large(base, exp):
+        what = "exponent too large" if abs(exp) > MAX_EXPONENT else "number too large"
+        raise FormulaTooLarge(f"{what} (above {MAX_EXPONENT if abs(exp) > MAX_EXPONENT else 'the size bound'})", pos)
     return base**exp
 
 

@@ -345,7 +345,7 @@ def _bounded(dropped: list[tuple[str, int, str, str, str]], ctx: Context) -> Che
     """A value the translator gave up on (too large, too deep) may be the formula: not `missing`."""
     if not dropped:
         return None
-    file, line, target, bound, qualname = sorted(set(dropped))[0]
+    file, line, target, bound, qualname = min(set(dropped))
     shown = "the return value" if target == "return" else f"`{target}`"
     more = f" (and {len(set(dropped)) - 1} more)" if len(set(dropped)) > 1 else ""
     return CheckResult.unverified(

@@ -181,6 +181,27 @@ def find_baselines(text: str) -> tuple[list[str], list[tuple[int, int]]]:
     return seen, spans
 
 
+_LABELLED_LIST = re.compile(
+    r"(?:^|(?<=[.;:\n|]\s)|(?<=\n))(?P<label>[A-Za-z][\w\- ]{2,50}?):\s*"
+    r"(?P<nums>[-+]?\d+(?:\.\d+)?(?!,\d)(?:\s*,\s+[-+]?\d+(?:\.\d+)?(?!,\d)){2,})"
+    r"(?:\s+[a-z]+)?(?=\s*(?:[.;\n|]|$))"
+)
+
+
+def _labelled_lists(text: str, b: _Builder) -> list[tuple[str, list[Any], tuple[int, int]]]:
+    """"Rank shift targets: 1, 2, 5, 10 positions": one list value, not one value per comma-separated item."""
+    out = []
+    for match in _LABELLED_LIST.finditer(text):
+        label = match.group("label").strip()
+        name = _name_for(label, b.aliases) or _head_phrase(label)
+        if _COUNT_LABEL.search(label):
+            continue  # "Parameter counts: ...": measurements, not a setting
+        values = [numbers.parse_value(v) for v in re.split(r"\s*,\s*", match.group("nums"))]
+        if name and all(v is not None for v in values):
+            out.append((name, values, (match.start("label"), match.end())))
+    return out
+
+
 # ----- one fragment ---------------------------------------------------------------------------------------
 _LABEL_RE = re.compile(r"^(?P<label>[^=:≤≥<>]{2,120}?):\s+(?P<body>\S.*)$", re.DOTALL)
 _ASSIGN_RE = re.compile(r"^(?P<keys>[^=≤≥<>~]{1,160}?)\s*(?:=|∈|\bin\b(?=\s*[\[{(]))\s*(?P<val>[^=].*)$", re.DOTALL)
@@ -203,13 +224,14 @@ class _Builder:
     checks: list[Any] = field(default_factory=list)
     keys: dict[str, int] = field(default_factory=dict)
     claim: str = ""
+    label: str = ""
     fragment: str = ""
     ambiguous: list[str] = field(default_factory=list)
 
     def add(self, check: Any) -> int:
         """The check's index; -1 when its name is wrong for this claim's context (left to the judge)."""
         if isinstance(check, ValueCheck) and check.name not in self.aliases:
-            name = terms.name_in_context(check.name, self.fragment, self.claim)
+            name = terms.name_in_context(check.name, f"{self.label} {self.fragment}", self.claim)
             if name is None:
                 self.ambiguous.append(check.name)
                 return -1
@@ -368,14 +390,14 @@ _PROSE_TAIL = re.compile(
 _COUNT_LABEL = re.compile(r"\b(?:counts?|statistics|stats|sizes?|params|parameters|memory|time|cost)\b", re.IGNORECASE)
 
 
-def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[int], str]:
+def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool = True) -> tuple[list[int], str]:
     """``lr=1e-4`` / ``S_x=S_y=64`` / ``r ∈ {8, 16}`` / ``alpha in [0.1, 1.0]``: value checks, or why not."""
     match = _ASSIGN_RE.match(body) or _RANGE_KEY_RE.match(body)
     if not match:
         whole = numbers.parse_value(_PAREN_TAIL.sub("", body).strip())
         readable = label and whole is not None and not isinstance(whole, bool)
         name = _name_for(label, b.aliases) if readable else None
-        if readable and name is None and not terms.find_phrase(label) and not _COUNT_LABEL.search(label):
+        if readable and name is None and own_label and not terms.find_phrase(label) and not _COUNT_LABEL.search(label):
             name = _head_phrase(label)  # "Prompt Number: [5, 10]" -> prompt_number; not "Parameter counts: ..."
         return ([b.add(_value_check(name, whole))], "") if name else ([], "")
     raw_val = match.group("val").strip()
@@ -407,6 +429,10 @@ def _compile_assignment(body: str, b: _Builder, label: str = "") -> tuple[list[i
             made.append(b.add(_value_check(name, expect)))
             continue
         words = key.strip().split()
+        if len(words) >= 2 and words[-1].lower() in terms.generic_keys() and _is_symbol(words[-1]) and not isinstance(expect, str):
+            compound = " ".join(words[-2:])  # "initial dim" -> initial_dim, not a symbol "dim"
+            made.append(b.add(_value_check(terms.canonical_name(compound, b.aliases) or terms.identifier(compound).lower(), expect)))
+            continue
         if words and _is_symbol(words[-1]):  # "Reynolds number Re", "l", "ranks r": the symbol, named by its words
             made.append(b.add(_symbol_check(words[-1], expect, label, " ".join(words[:-1]))))
             continue
@@ -459,6 +485,9 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         if re.search(r"\b(?:per|every)\s*$|\$\s*$", before):
             last_end = q.end
             continue  # "per 1M tokens", "every 1,000 steps", "$5.00": a rate, an interval or a price
+        if re.match(r"[-–]\d", body[q.end : q.end + 2]) or re.search(r"\d[-–]$", body[max(0, q.start - 2) : q.start]):
+            last_end = q.end
+            continue  # "AR steps: 6-7": a range, not the value 6 (nor 7)
         shape = _SHAPE_TAIL.match(body, q.end) if isinstance(q.value, int) and not q.percent else None
         if shape:  # "16×256×256": one value, the whole shape
             q = dataclasses.replace(q, value=[q.value, *map(int, re.findall(r"\d+", shape.group(0)))], end=shape.end())
@@ -466,14 +495,22 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         after = body[q.end : q.end + 40]
         name = None
         phrase = terms.find_phrase(before)
-        if phrase and _JOINER.fullmatch(_tail_after_phrase(before, phrase)):
-            name = phrase[0]
         words = re.match(r"\s*((?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)", after)
         following = words.group(1).split() if words else []
+        if phrase and _JOINER.fullmatch(_tail_after_phrase(before, phrase)):
+            name = phrase[0]
+            own = terms.find_phrase(" ".join(following)) if "(" in _tail_after_phrase(before, phrase) and following else None
+            if own and own[1] == 0:
+                name = own[0]  # "56 frames (7 AR steps)": the number in parentheses is named by its own words
         if name is None and q.unit not in _NON_PARAM_UNITS and following:
             phrase_after = terms.find_phrase(" ".join(following))  # "100 denoising steps" before "steps" alone
             if phrase_after and phrase_after[1] == 0 and len(phrase_after[0]) and " " in " ".join(following)[: phrase_after[2]]:
                 name = phrase_after[0]
+        adjective = re.match(r"-(?P<w>[a-z]{3,})\b", after) if isinstance(q.value, int) else None
+        if name is None and adjective:  # "a 49-frame video", "a 3-layer MLP": the unit, made plural
+            plural = adjective.group("w") + "s"
+            known = terms.find_phrase(plural)
+            name = terms.unit_name(plural) or (known[0] if known and known[1] == 0 else None)
         if name is None and isinstance(q.value, int):
             for w in following:
                 if terms.unit_name(w):
@@ -516,6 +553,12 @@ def _inline_assignments(text: str, b: _Builder) -> tuple[list[int], str]:
         context = " ".join(clause.split()[-3:])  # "at LoRA ranks r ∈ {8, 16}": the words naming r, same clause
         if value is None:
             continue
+        previous = clause.split()[-1:] if clause.strip() else []
+        if key.lower() in terms.generic_keys():
+            if not previous or not re.fullmatch(r"[A-Za-z][\w\-]*", previous[0]):
+                continue  # a bare "dim=96" names nothing
+            compound = f"{previous[0]} {key}"
+            key = terms.canonical_name(compound, b.aliases) or terms.identifier(compound).lower()
         name = _name_for(key, b.aliases, label=context)
         if name is not None:
             made.append(b.add(_value_check(name, value)))
@@ -684,6 +727,7 @@ _FORMULA_SPANS = (
     re.compile(r"\b[\w']+\s*=[^=,;\n]*[*/^][^=,;\n]*=\s*[-\d.]+"),  # eta = (4 * 16^2)^2 / (...) = 15: derived
     re.compile(r"\b(?:else|otherwise)\s+[A-Za-z]\w*\s*=\s*[^\s,;]+", re.IGNORECASE),  # ... if k > 1 else z = 0
     re.compile(r"\b(?:if|when|while|unless|where)\s+[A-Za-z]\w*\s*(?:[<>≤≥]=?|==|!=)\s*[^\s,;]+", re.IGNORECASE),  # if k > 1
+    re.compile(r"\b(?:step|stage|epoch|layer|chunk|frame|level|phase|block)\s+\d+(?:\s*[-–]\s*\d+)?(?![\w.%])|\b(?:steps|stages|layers|chunks|frames|levels|phases|blocks)\s+\d+\s*[-–]\s*\d+(?![\w.%])"),  # step 1, steps 2-6: indexes
     re.compile(r"(?<![\w\s])\[[^\[\]]*=[^\[\]]*\]|(?<=\w)\[[^\[\]]*=[^\[\]]*\]"),  # u[0:S, t=0]: an index
     re.compile(r"(?<![\w.])[A-Za-z]{1,3}(?:_\w+)?\([^()]*=[^()]*\)"),  # v(x, t=0): a function's argument
     re.compile(r"[∈=]\s*[{(\[][^{}()\[\]]*[})\]]\s*\^\s*\{?\w+\}?"),  # m ∈ {0,1}^N: a set of vectors
@@ -724,7 +768,7 @@ def _fragment(
     made, reason = _formula_check(body, b)
     if not made and not formulas_only:
         sampled, masked = _distribution_checks(masked, b)
-        made, reason = _compile_assignment(masked, b, label_text)
+        made, reason = _compile_assignment(masked, b, label_text, own_label=label_text != claim_label or body != text.strip())
         if not made:
             inline, rest = _inline_assignments(masked, b)
             quantities, unnamed = _compile_quantities(rest, b, label_text)
@@ -785,6 +829,7 @@ def _compile_cached(
     b = _Builder(aliases, claim=text)
     head = _LABEL_RE.match(text)
     claim_label = head.group("label") if head else ""
+    b.label = claim_label
     covered: list[tuple[int, int, list[int], str]] = []  # (start, end, check indexes, what)
 
     order = orders.find_order(text, phases=sau.dimension == Dimension.ordering)
@@ -794,6 +839,10 @@ def _compile_cached(
     for ratio, span in find_split_ratios(text):
         index = b.add(ProtocolCheck(rule="split-ratio", expect=ratio))
         covered.append((span[0], span[1], [index], "split"))
+    for name, values, span in _labelled_lists(text, b):
+        index = b.add(_value_check(name, values))
+        if index >= 0:
+            covered.append((span[0], span[1], [index], "list"))
     baselines, spans = find_baselines(text)
     if baselines and sau.dimension in (Dimension.protocol, Dimension.ordering):
         made = [b.add(ProtocolCheck(rule="baseline", name=name)) for name in baselines]
@@ -816,7 +865,9 @@ def _compile_cached(
             or (start <= c[0] < end <= c[1])  # a label, then the structure runs on: "Dataset split: 70% training"
             or (start <= c[0] and c[1] <= end)
         ]
-        if inside and inside[0][3] == "order":
+        if inside and inside[0][3] == "list":  # its items are the list's, read once as a whole
+            frag = Fragment(piece, "typed", "", tuple(inside[0][2]))
+        elif inside and inside[0][3] == "order":
             frag = _fragment(piece, sau.dimension, b, True, current_label)
             frag = Fragment(piece, "typed", "", tuple(sorted({*inside[0][2], *frag.checks})))
         elif inside:

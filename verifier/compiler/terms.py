@@ -258,19 +258,37 @@ def protocol_words(kind: str) -> list[str]:
 
 
 def _mentions(text: str, words: Iterable[str]) -> bool:
+    """A word of ``words`` in ``text``: words of 5+ letters also as a prefix ("train" -> "training"), short
+    ones whole ("ar" is not "architecture")."""
     lowered = text.lower()
-    return any(re.search(r"(?<![a-z0-9])" + re.escape(str(w).lower()), lowered) for w in words)
+    for word in words:
+        word = str(word).lower()
+        tail = "" if len(word) >= 5 or word.endswith("-") else r"(?![a-z0-9])"
+        if re.search(r"(?<![a-z0-9])" + re.escape(word) + tail, lowered):
+            return True
+    return False
+
+
+@functools.cache
+def _context_rules() -> dict[str, Any]:
+    """context_names keyed by the rule's name and by the lexicon's canonical for it (max_steps -> num_steps)."""
+    out: dict[str, Any] = {}
+    for key, rule in section("context_names").items():
+        out[str(key)] = rule
+        out.setdefault(lexicon_index().get(str(key).lower(), str(key)), rule)
+    return out
 
 
 def name_in_context(name: str, fragment: str, claim: str) -> str | None:
     """The name a value should be checked under given the words around it (rules/claim_terms.yaml
     ``context_names``): the name itself, a more specific one, or None to leave the value to the judge."""
-    rule = section("context_names").get(name)
+    rule = _context_rules().get(name)
     if not isinstance(rule, dict):
         return name
     for alternative in rule.get("instead") or []:
         if isinstance(alternative, dict) and _mentions(fragment, alternative.get("when") or []):
-            return str(alternative.get("name") or "") or None
+            other = str(alternative.get("name") or "")
+            return lexicon_index().get(other.lower(), other) if other else None
     scope = fragment if rule.get("keep_in") == "fragment" else claim
     if _mentions(scope, rule.get("keep_when") or []):
         return name
@@ -282,3 +300,9 @@ def name_in_context(name: str, fragment: str, claim: str) -> str | None:
 def not_names() -> frozenset[str]:
     """Heading words ("Ablation", "Benchmark") that never name a parameter."""
     return frozenset(str(w).lower() for w in _terms().get("not_names") or [])
+
+
+@functools.cache
+def generic_keys() -> frozenset[str]:
+    """Words ("dim", "size") that name a parameter only together with the word before them."""
+    return frozenset(str(w).lower() for w in _terms().get("generic_keys") or [])

@@ -127,6 +127,7 @@ def _cell_value(cell: str) -> Any:
 
 def _known_name(header: str) -> str | None:
     """Only parameter names the lexicon or phrase table knows: a draft must not invent names."""
+    header = header.rsplit(":", 1)[-1]  # "Hyperparameters for ... control: Discount factor": the name after the label
     header = re.sub(r"\([^)]*\)|\bfor [a-z]\b|[#.:*]", " ", header).strip()
     header = re.sub(r"^(?:the\s+)?(?:number|num|no|#)\s+of\s+", "", header, flags=re.IGNORECASE).strip()
     if not header:
@@ -138,6 +139,13 @@ def _known_name(header: str) -> str | None:
         return lex[ident]
     if phrase and phrase[2] - phrase[1] >= len(re.sub(r"[^a-z ]", "", header.lower()).strip()) - 4:
         return phrase[0]
+    # "Learning rate of w updating", "Termination tolerance on ...": a known phrase among the first words,
+    # qualified by what follows a preposition
+    head = re.split(r"\s+(?:of|on|for|in)\s+", header, maxsplit=1)
+    if len(head) == 2 and 2 <= len(head[0].split()) <= 3 and len(head[1].split()) <= 6:  # not "Seed of the universe"
+        first = terms.find_phrase(head[0])
+        if first and first[2] >= len(terms.normalise_phrase(terms.ascii_symbol(head[0]))) - 1:
+            return first[0]
     return None
 
 
@@ -167,7 +175,17 @@ def cell_values(rows: list[list[str]]) -> list[tuple[str, Any]]:
         for cell in row:
             if re.search(r"[:=]", cell) and re.search(r"\d", cell) and len(cell) < 200:
                 out.extend(_sentence_values(re.sub(r":+", ":", _MERGED_LABELS.sub("; ", cell))))
+            elif _NAME_VALUE_RUN.fullmatch(cell.strip()) and len(cell) < 200:
+                # "Learning rate 1e-4 Training steps 190000": a merged row, each name before its value; only
+                # names the lexicon knows are kept (the cell has no explicit assignment)
+                parts = "; ".join(m.group(0).strip() for m in _NAME_VALUE.finditer(cell))
+                known = {c.lower() for c in terms.lexicon_index().values()}
+                out.extend((n, v) for n, v in _sentence_values(parts) if n.lower() in known)
     return out
+
+
+_NAME_VALUE = re.compile(r"[A-Za-zη][A-Za-z\- ]*?\s[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
+_NAME_VALUE_RUN = re.compile(r"(?:[A-Za-zη][A-Za-z\- ]*?\s[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])\s*)+(?:[A-Za-z][A-Za-z\- ]*)?")
 
 
 _VALUE_TOKEN = re.compile(r"\[[^\]]*\]|\d+(?:\.\d+)?\s*×\s*10\s*[−-]?\s*\d+|[−-]?\d+(?:\.\d+)?(?:[eE][−-]?\d+)?|[A-Za-z][\w.\-]*")
@@ -188,7 +206,8 @@ def merged_cells(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]
             continue
         unnamed = re.sub(r"[^a-z]", "", regex.sub(" ", header))
         if len(unnamed) > 0.3 * len(re.sub(r"[^a-z]", "", header)):
-            continue  # the cell also names parameters we do not know: pairing by position would shift
+            out.extend(_capitalised_pairs(row))  # the cell also names parameters we do not know: pairing known
+            continue  # names by position would shift, pairing every Capitalised phrase may not
         names = [terms.lexicon_index().get(lookup[f].lower(), lookup[f]) for f in found]
         tokens = [_cell_value(t) for t in _VALUE_TOKEN.findall(row[1].replace("−", "-"))]
         values = [v for v in tokens if v is not None and not isinstance(v, bool)]
@@ -199,7 +218,7 @@ def merged_cells(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]
     return out
 
 
-_CAPITALISED_PHRASE = re.compile(r"[A-Z][a-z][a-z\-]*(?:\s+(?![A-Z])[a-z][a-z\-]*|\s+[A-Z]{2,}\b)*")
+_CAPITALISED_PHRASE = re.compile(r"[A-Z][a-z][a-z\-]*(?:/[A-Z]?[a-z][a-z\-]*)?(?:\s+(?![A-Z])[a-z][a-z\-]*|\s+[A-Z]{2,}\b)*")
 
 
 def _capitalised_pairs(row: list[str]) -> list[tuple[str, str, Any, list[str]]]:
@@ -213,7 +232,17 @@ def _capitalised_pairs(row: list[str]) -> list[tuple[str, str, Any, list[str]]]:
         return []
     if any(len(p.split()) > 6 for p in phrases):
         return []
+    if any(re.search(r"\b(?:of|in|to|the|a|an|and|for|on|with)$", p) for p in phrases):
+        return []  # "Number of modes to keep in | Fourier | Layer": a name cut at a capital, the pairing would shift
     return [(p, _known_name(p) or terms.identifier(p).lower(), v, []) for p, v in zip(phrases, values)]
+
+
+def _lone_number(cell: str) -> Any:
+    """"100 Adam": a value cell that spilled the next row's word; its only number is the value."""
+    tokens = _VALUE_TOKEN.findall(cell.replace("−", "-"))
+    found = [v for v in (_cell_value(t) for t in tokens) if v is not None and not isinstance(v, (bool, str))]
+    words = [t for t in tokens if re.fullmatch(r"[A-Za-z][\w.\-]*", t)]
+    return found[0] if len(found) == 1 and len(found) + len(words) == len(tokens) and len(words) <= 2 else None
 
 
 def table_values(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]:
@@ -226,7 +255,8 @@ def table_values(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]
         name = _known_name(header)
         if not name:
             continue
-        values = [v for v in (_cell_value(c) for c in row[1:]) if v is not None]
+        spilled = name not in ("optimizer", "lr_scheduler", "activation")  # "Optimizer | 16 Adam": 16 is not it
+        values = [v for v in (_cell_value(c) or (_lone_number(c) if spilled else None) for c in row[1:]) if v is not None]
         strings = [c for c in row[1:] if c and _cell_value(c) is None and re.fullmatch(r"[A-Za-z][\w\- ]{1,30}", c)]
         if values:
             others = sorted({json.dumps(v) for v in values[1:] if v != values[0]})
@@ -298,7 +328,7 @@ _SEARCHED = re.compile(
 _SET_X_TO = re.compile(r"\b(?:set|fix|cap|limit)\s+(?:the\s+)?(?P<x>[A-Za-z][A-Za-z \-]{2,40}?)\s+(?:to|at|as)\s+(?P<v>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*[x×]\s*10\s*\^?\s*\{?\s*[-−]?\s*\d+\}?)?%?)(?![\w]|\.\d)")
 _COUNTED = re.compile(
     r"\b(?:we\s+|they\s+)?(?:use|uses|using|sample|sampled|sampling|gather|gathered|collect|collected|train|trained|generate|"
-    r"generated|run|ran|employ|employed|select|selected|draw|drew|drawn|consider|considered|evaluate|evaluated)\s+"
+    r"generated|run|ran|employ|employed|select|selected|draw|drew|drawn|consider|considered|evaluate|evaluated|contain|contains|containing|comprise|comprises|comprising|involve|involves|a total of)\s+"
     r"(?:(?!in\b|on\b|at\b|for\b|from\b|of\b|to\b)[a-z]+\s+)?\d[\d,.]*[kKM]?\s+(?:[a-z]+\s+)?[a-z]+s\b",
     re.IGNORECASE,
 )
@@ -314,7 +344,16 @@ def normalise_sentence(sentence: str) -> str:
     text = _SEARCHED.sub(lambda m: f"; {_clause_tail(m.group('x'))} = {m.group('v')};", text)
     text = _SET_X_TO.sub(lambda m: f"; {_clause_tail(m.group('x'))} = {m.group('v')};", text)
     text = _AS_VALUE.sub(lambda m: f"; {_clause_tail(m.group('x'))} = {m.group('v')};", text)
+    text = _VALUE_AS.sub(lambda m: f"; {m.group('x')} = {m.group('v')};", text)
     return text
+
+
+# "P2VAE-16M uses 64 as the base dimension": the value first, then what it is
+_VALUE_AS = re.compile(
+    r"\b(?:use|uses|used|using|adopt|adopts|adopted|choose|chooses|chose|take|takes|set|sets)\s+"
+    r"(?P<v>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s+as\s+(?:the\s+|our\s+|its\s+)?(?P<x>[a-z][a-z\- ]{2,30}?)(?=\s*(?:[,.;]|$|\s(?:for|of|in|and|while|which)\b))",
+    re.IGNORECASE,
+)
 
 
 def _clause_tail(words: str) -> str:
@@ -333,7 +372,7 @@ def _sentence_values(sentence: str) -> list[tuple[str, Any]]:
     compiled = compile_claim(SAU(id="draft", dimension="numerical", claim=normalised))
     out = []
     lex = terms.lexicon_index()
-    known = {c.lower() for c in lex.values()}
+    known = {c.lower() for c in lex.values()} | {lex.get(c.lower(), c).lower() for _, c in terms.phrase_table() if c}
     explicit = bool(re.search(r"[=:]|\bset to\b", normalised))
     counted = bool(_COUNTED.search(sentence))  # "we sample 200 prompts": num_prompts, named by the sentence
     for check in compiled.checks:
@@ -364,6 +403,7 @@ def build(paper_text: str) -> Draft:
                 d.add("numerical", f"{name} = {value}", sec.title, {"kind": "value", "name": name, "expect": value})
         prose = re.sub(r"<table>.*?</table>", " ", body, flags=re.DOTALL | re.IGNORECASE)
         prose = _INLINE_MATH.sub(_inline_math, _DISPLAY_RE.sub(" ", prose))
+        prose = re.sub(r"(\d)\.\n(\d)", r"\1.\2", prose)  # "25.\n2K": a number broken by the PDF converter
         for m in _SENTENCE.finditer(prose):
             sentence = m.group(0).strip()
             for name, value in _sentence_values(sentence):

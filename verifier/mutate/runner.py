@@ -117,6 +117,15 @@ def _relevant(mutant: Mutant, v: Verdict, checks: list) -> bool:
         return False
     if mutant.dimension == "D1" and checks and all(c.kind == "call" and not c.args for c in checks):
         roles.discard("call")
+    if mutant.operator == "out-of-loop" and checks and all(
+        c.kind == "order" and c.relation != "per-iteration" for c in checks
+    ):
+        return False  # moving a step after its loop keeps a plain "A before B" order
+    if mutant.dimension == "D1" and checks and all(c.kind == "value" for c in checks):
+        used = _chain_values(v)
+        old = _old_constant(mutant)
+        if used and old is not None and not any(_same_number(old, u) for u in used):
+            return False  # another constant on the same line: not a value this claim resolved
     spans = [(e.line, e.end_line) for e in v.evidence if e.file == mutant.file and e.role in roles]
 
     def hit(lo: int, hi: int) -> bool:
@@ -125,6 +134,38 @@ def _relevant(mutant: Mutant, v: Verdict, checks: list) -> bool:
     if mutant.operator == "swap-steps" and len(mutant.parts) == 2:
         return all(hit(lo, hi) for lo, hi in mutant.parts)
     return hit(mutant.line, mutant.end_line)
+
+
+def _chain_values(v: Verdict) -> list[float]:
+    """Every number the value resolution used for this verdict (the effective binding and its chain)."""
+    out: list[float] = []
+
+    def add(value) -> None:
+        if isinstance(value, bool):
+            return
+        if isinstance(value, (int, float)):
+            out.append(float(value))
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                add(item)
+
+    for result in v.checks:
+        for link in result.details.get("chain", []) if isinstance(result.details, dict) else []:
+            if isinstance(link, dict):
+                add(link.get("value"))
+    return out
+
+
+def _old_constant(mutant: Mutant) -> float | None:
+    head = mutant.description.split(" -> ", 1)[0]
+    try:
+        return float(head)
+    except ValueError:
+        return None
+
+
+def _same_number(a: float, b: float) -> bool:
+    return a == b or abs(a - b) <= 1e-9 * max(abs(a), abs(b))
 
 
 def _regions(v: Verdict, root: Path, cache: dict) -> list[tuple[str, int, int]]:

@@ -1,0 +1,76 @@
+"""Precision rules: a value is typed only under a name its context supports; formulas and pseudo-code give none."""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier.compiler import compile_claim
+from verifier.spec.model import SAU
+
+
+def pairs(claim: str, dimension: str = "D1") -> list[tuple[str, object]]:
+    result = compile_claim(SAU(id="p-D1-001", dimension=dimension, claim=claim))
+    return [(c.name, c.expect) for c in result.checks if c.kind == "value"]
+
+
+def names(claim: str, dimension: str = "D1") -> list[str]:
+    return [name for name, _ in pairs(claim, dimension)]
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("AdamW, lr=1e-4, trained for 100k steps", ("num_steps", 100000)),
+        ("Inference: 50 DDIM sampling steps per video", ("sampling_steps", 50)),
+        ("Generate 56 frames (7 AR steps)", ("num_ar_steps", 7)),
+        ("DDPM noise schedule: T=1000 timesteps", ("diffusion_steps", 1000)),
+        ("Adam optimizer with β₁=0.9", ("beta1", 0.9)),
+        ("DDPM noise schedule: linear beta schedule with β₁=1e-4, β_T=0.02", ("beta_start", 0.0001)),
+        ("DDPM noise schedule: linear beta schedule with β₁=1e-4, β_T=0.02", ("beta_end", 0.02)),
+        ("AdamW optimizer, epsilon=1e-8", ("adam_epsilon", 1e-8)),
+        ("LoRA-XS baseline config: α = 16 for GLUE", ("lora_alpha", 16)),
+        ("Rank shift targets: 1, 2, 5, 10, 20 positions", ("rank_shift_targets", [1, 2, 5, 10, 20])),
+        ("encoder (embedding dim=96, heads=4)", ("hidden_size", 96)),
+        ("Each U-Net: initial dim=128", ("initial_dim", 128)),
+        ("Each model generated a 49-frame video", ("num_frames", 49)),
+        ("video latent space: resolution=256×256", ("image_size", [256, 256])),
+        ("1D PDE solver grid: resolution=120", ("resolution", 120)),
+    ],
+)
+def test_names_follow_the_claims_context(claim, expected):
+    assert expected in pairs(claim)
+
+
+@pytest.mark.parametrize(
+    ("claim", "wrong_name"),
+    [
+        ("Predict 80 stored timesteps of advection evolution, compare against DDPM", "diffusion_steps"),
+        ("Autoregressive generation: 48 frames with 6 AR steps", "num_steps"),
+        ("1D Burgers dataset: 81 stored time steps, 120 grid points", "num_steps"),
+        ("ODE parameters: epsilon in [0.0, 0.2] (initial position)", "adam_epsilon"),
+        ("Head interpolation with alpha in [0, 1], then LoRA-style merging", "lora_alpha"),
+        ("Ablation: training sample size. Reduce training set to 0.2, 0.4 of full 9000 samples", "ablation"),
+        ("Zero-shot super-resolution: evaluate at 160x240 (1x), 320x480 (2x)", "image_size"),
+    ],
+)
+def test_no_typed_check_under_a_name_the_context_contradicts(claim, wrong_name):
+    assert wrong_name not in names(claim)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Data collection: For i = 1 to n_responses_per_model do query the model",
+        "AR inference loop: for each AR step k (k = 0, 1, 2, ...) denoise the chunk",
+        "DDPM reverse step: x = mu + sigma * z, where z ~ N(0, I) if k > 1 else z = 0",
+        "Loss mask (m_i = 1 if i ≥ P else 0)",
+        "Solution operator: u[0:S_x, 0:S_y, t=0] -> u[0:S_x, 0:S_y, t=3]",
+        "Mode switch: k=1 corresponds to the deterministic operator",
+        "Efficiency ratio: eta = (4 * 16^2)^2 / (2^2 + 4^2) = 15",
+        "Encoder: y = E_omega(x), x_hat = D_omega(y)",
+        "Compute chunk-wise FVD between AR step 1 and steps 2-6",
+        "evaluation protocol: AR steps: 6-7",
+    ],
+)
+def test_formulas_and_pseudo_code_give_no_values(claim):
+    assert pairs(claim, "D2") == []
