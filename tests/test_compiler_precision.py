@@ -35,6 +35,8 @@ def names(claim: str, dimension: str = "D1") -> list[str]:
         ("Each model generated a 49-frame video", ("num_frames", 49)),
         ("video latent space: resolution=256×256", ("image_size", [256, 256])),
         ("1D PDE solver grid: resolution=120", ("resolution", 120)),
+        ("RoBERTa-large fine-tuned on 6 GLUE tasks at ranks r ∈ {8, 16, 24}", ("ranks", [8, 16, 24])),
+        ("the spatial domain is divided into S=40 segments", ("S", 40)),
     ],
 )
 def test_names_follow_the_claims_context(claim, expected):
@@ -70,6 +72,7 @@ def test_no_typed_check_under_a_name_the_context_contradicts(claim, wrong_name):
         "Encoder: y = E_omega(x), x_hat = D_omega(y)",
         "Compute chunk-wise FVD between AR step 1 and steps 2-6",
         "evaluation protocol: AR steps: 6-7",
+        "shifting a low-ranked model by 1 to 50 positions",
     ],
 )
 def test_formulas_and_pseudo_code_give_no_values(claim):

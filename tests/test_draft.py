@@ -202,3 +202,38 @@ def test_prose_patterns_and_merged_cells_become_values():
     pairs = _capitalised_pairs(["Initial dimension Downsampling layers Kernel size", "128 4 3"])
     assert [(name, value) for _, name, value, _ in pairs] == [("initial_dimension", 128), ("downsampling_layers", 4), ("kernel_size", 3)]
     assert _capitalised_pairs(["Initial dimension Downsampling layers", "128 4 3"]) == []  # counts disagree: no guess
+
+
+def test_merged_pdf_table_rows_give_only_named_values():
+    paper = (
+        "# Appendix\n\n<table><tr><td>Hyperparameter name</td><td>Value</td></tr>"
+        "<tr><td colspan=\"3\">Learning rate 1e-4 Training steps 190000</td></tr>"
+        "<tr><td>Optimizer</td><td>16 Adam</td></tr>"
+        "<tr><td>Training batch size</td><td>100 Adam</td></tr>"
+        "<tr><td>Learning rate of w updating</td><td>0.1</td></tr>"
+        "<tr><td>Seed of the universe</td><td>42</td></tr>"
+        "<tr><td>Number of modes to keep in Fourier Layer Width of the FNO</td><td>16 64 3</td></tr>"
+        "</table>\n"
+    )
+    values = {(c["name"], json.dumps(c["expect"])) for c in checks(paper, "p.md", "value")}
+    assert ("learning_rate", "0.0001") in values and ("num_steps", "190000") in values  # one merged cell
+    assert ("minibatch_size", "100") in values  # the next row's word spilled into the value cell
+    assert ("learning_rate", "0.1") in values  # a known phrase qualified by "of ..."
+    assert not any(name == "optimizer" for name, _ in values)  # "16" is not an optimizer
+    assert not any(v in ("42", "64", "3") for _, v in values)  # unknown names, or a pairing that would shift
+
+
+def test_numbers_broken_across_lines_and_hyphenated_counts():
+    paper = "# Setup\n\nA remote sensing dataset with 25.\n2K training samples across 45 classes. We generate a 49-frame video.\n"
+    values = {(c["name"], json.dumps(c["expect"])) for c in checks(paper, "p.md", "value")}
+    assert ("num_classes", "45") in values and ("num_frames", "49") in values
+
+
+def test_symbol_columns_of_a_settings_table_but_not_of_a_results_table():
+    paper = (
+        "# Setup\n\n| Case | α | γ | M |\n|---|---|---|---|\n| ODE 1 | [1, 3] | [0, 1] | 10 |\n| ODE 2 | [0.02, 0.06] | [20, 60] | 5 |\n\n"
+        "# Results\n\n| Model | α | γ |\n|---|---|---|\n| FNO | 0.642 | 0.804 |\n| SC-FNO | 0.954 | 0.925 |\n"
+    )
+    values = {(c["name"], json.dumps(c["expect"])) for c in checks(paper, "p.md", "value")}
+    assert {("alpha", "[1, 3]"), ("alpha", "[0.02, 0.06]"), ("gamma", "[20, 60]"), ("M", "10"), ("M", "5")} <= values
+    assert not any(v in ("0.642", "0.954", "0.804") for _, v in values)  # per-model results are not settings

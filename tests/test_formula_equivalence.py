@@ -91,12 +91,13 @@ def test_proof_blowup_is_cut_by_the_timeout():
     assert prove(x + x, 2 * x, timeout=5) == "expand"
 
 
-def test_undecidable_reports_undecided_with_time():
+def test_undecidable_reports_undecided_with_its_time_limit():
     # sqrt(x**2) == |x| needs assumptions the numeric screen cannot see as it is Piecewise-free and
     # both sides are undefined nowhere; use an expression undefined on every sample instead
     d = decide(sp.log(-(x**2) - 1), sp.log(-(y**2) - 1) , timeout=0.3)
     assert d.kind == "undecided"
-    assert "undecided after" in d.reason
+    assert "undecided within the 0.3 s limit" in d.reason  # the bound, not the measured time: reports stay stable
+    assert 0 < d.seconds
 
 
 def test_two_thousand_term_expressions_decide_without_hanging():

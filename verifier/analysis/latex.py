@@ -296,7 +296,8 @@ def _combine(op: ast.operator, a, b) -> Fraction | float | None:
 
 
 def _power(base, exp) -> Fraction | float | None:
-    where = 0  # the caller puts the position in
+    """base ** exp within the bounds (the caller puts the position into the error)."""
+    where = 0
     if exp is not None and abs(exp) > MAX_EXPONENT:
         raise FormulaTooLarge(f"exponent too large (above {MAX_EXPONENT})", where)
     if base is None or exp is None:

@@ -332,7 +332,15 @@ def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
     fragment's label suggests (weaker: a label often covers several values)."""
     key = key.strip().strip("$`")
     names: list[str] = []
-    if before and not re.search(r"\b(?:at|for|with|in|on|of|from|to|by|and|or|when|if|else|where|the|a|an)\s*$", before, re.IGNORECASE):
+    if before:
+        # only the words right before the symbol name it ("tasks at ranks r" -> ranks), not the whole clause
+        before = " ".join(_STOP_HEAD.split(re.sub(r"\([^()]*\)", " ", before))[-1].split()[-3:])
+    if before and not re.search(
+        r"\b(?:at|for|with|in|into|on|onto|of|from|to|by|and|or|when|if|else|where|the|a|an|as|than|over|under|via|"
+        r"between|within|across|per)\s*$",
+        before,
+        re.IGNORECASE,
+    ):
         phrase = terms.find_phrase(before)
         if phrase:
             names.append(phrase[0])
@@ -485,9 +493,9 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         if re.search(r"\b(?:per|every)\s*$|\$\s*$", before):
             last_end = q.end
             continue  # "per 1M tokens", "every 1,000 steps", "$5.00": a rate, an interval or a price
-        if re.match(r"[-–]\d", body[q.end : q.end + 2]) or re.search(r"\d[-–]$", body[max(0, q.start - 2) : q.start]):
+        if re.match(r"(?:[-–]|\s+to\s+)\d", body[q.end : q.end + 6]) or re.search(r"\d(?:[-–]|\s+to\s+)$", body[max(0, q.start - 6) : q.start]):
             last_end = q.end
-            continue  # "AR steps: 6-7": a range, not the value 6 (nor 7)
+            continue  # "AR steps: 6-7", "by 1 to 50 positions": a range, not the value 6 (nor 7)
         shape = _SHAPE_TAIL.match(body, q.end) if isinstance(q.value, int) and not q.percent else None
         if shape:  # "16×256×256": one value, the whole shape
             q = dataclasses.replace(q, value=[q.value, *map(int, re.findall(r"\d+", shape.group(0)))], end=shape.end())

@@ -149,13 +149,28 @@ def _known_name(header: str) -> str | None:
     return None
 
 
+def _symbol_header(header: str) -> str | None:
+    """A column headed by one of the paper's symbols ("α", "M"): named by the symbol, for the user to map
+    (the same as an equation's symbols)."""
+    header = header.strip().strip("$").strip()
+    if re.fullmatch(r"[A-Za-z]|[α-ωΑ-Ω]|\\(?:alpha|beta|gamma|delta|epsilon|zeta|eta|theta|lambda|mu|nu|omega|sigma|tau)", header):
+        return terms.identifier(header.lstrip("\\"))
+    return None
+
+
+def _setting_column(rows: list[list[str]], i: int) -> bool:
+    """A symbol's column holds settings (ranges, counts), not results (R² 0.954 per model)."""
+    values = [v for v in (_cell_value(r[i]) for r in rows[1:] if i < len(r)) if v is not None]
+    return bool(values) and all(isinstance(v, list) or (isinstance(v, int) and not isinstance(v, bool)) for v in values)
+
+
 def column_values(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]:
     """Tables whose header row names hyperparameters ("Case | Width | Learning Rate"): one value per column."""
     if len(rows) < 2:
         return []
     header = rows[0]
-    named = [(i, h, _known_name(h)) for i, h in enumerate(header) if i > 0 and h]
-    named = [(i, h, n) for i, h, n in named if n]
+    named = [(i, h, _known_name(h) or _symbol_header(h)) for i, h in enumerate(header) if i > 0 and h]
+    named = [(i, h, n) for i, h, n in named if n and (not _symbol_header(h) or _setting_column(rows, i))]
     if len(named) < 2:
         return []
     out = []
@@ -221,12 +236,19 @@ def merged_cells(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]
 _CAPITALISED_PHRASE = re.compile(r"[A-Z][a-z][a-z\-]*(?:/[A-Z]?[a-z][a-z\-]*)?(?:\s+(?![A-Z])[a-z][a-z\-]*|\s+[A-Z]{2,}\b)*")
 
 
+_WORD_VALUED = re.compile(r"\b(?:basis|type|function|optimizer|scheduler|activation|wavelet|mode|norm|normalization|loss)$", re.IGNORECASE)
+
+
 def _capitalised_pairs(row: list[str]) -> list[tuple[str, str, Any, list[str]]]:
     """The merged header cell read as Capitalised phrases ("Initial dimension Downsampling layers Kernel
     size"), paired in order with the value cell's values — only when the counts agree exactly and every
     phrase is a plausible name (no digits, at most 6 words)."""
     phrases = _CAPITALISED_PHRASE.findall(re.sub(r"^[^:]*:\s*", "", row[0]))
-    tokens = [_cell_value(t) for t in _VALUE_TOKEN.findall(row[1].replace("−", "-"))]
+    raw = _VALUE_TOKEN.findall(row[1].replace("−", "-"))
+    tokens = [_cell_value(t) for t in raw]
+    for i, (token, value) in enumerate(zip(raw, tokens)):
+        if value is None and i < len(phrases) and len(raw) == len(phrases) and _WORD_VALUED.search(phrases[i]):
+            tokens[i] = token  # "Wavelet basis | legendre": a name whose value is a word
     values = [v for v in tokens if v is not None and not isinstance(v, bool)]
     if len(phrases) < 2 or len(values) != len(phrases) or len(tokens) != len(values):
         return []
