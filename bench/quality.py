@@ -67,7 +67,7 @@ def main() -> int:
             print(f"  {d:15} {c['tp']:4} {c['fp']:4} {c['fn']:4} {c['tn']:4}")
 
         if not args.no_mutate:
-            per_op: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+            per_op: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # mutants, caught, relevant, caught
             relevant = relevant_killed = alarms = pairs = 0
             times = []
             for i, fixture in enumerate(fixtures):
@@ -80,15 +80,19 @@ def main() -> int:
                 relevant_killed += s["relevant_killed"]
                 alarms += s["false_alarms"]
                 pairs += s["mutants"] * len(result.saus)
-                for op, row in s["per_operator"].items():
-                    per_op[op][0] += row["mutants"]
-                    per_op[op][1] += row["killed"]
-            print("\nKill rate per operator (all mutants)")
+                for o in result.outcomes:
+                    row = per_op[o.mutant.operator]
+                    row[0] += 1
+                    row[1] += bool(o.caught_by)
+                    row[2] += bool(o.touched)
+                    row[3] += bool(o.touched and o.caught_by)
+            print("\nKill rate per operator: all mutants, and those that change code a SAU claims (relevant)")
             rows = []
             for op in sorted(per_op):
-                n, k = per_op[op]
-                rows.append((op, n, k))
-                print(f"  {op:18} {k:4}/{n:<4} {k / n * 100 if n else 0:5.1f}%")
+                n, k, rn, rk = per_op[op]
+                rows.append((op, n, k, rn, rk))
+                rel = f"{rk:4}/{rn:<4}" + (f" {rk / rn * 100:5.1f}%" if rn else "     -")
+                print(f"  {op:18} {k:4}/{n:<4} {k / n * 100 if n else 0:5.1f}%   relevant {rel}")
             print(f"\nMutants touching a SAU's evidence: {relevant}, caught {relevant_killed}"
                   f" ({relevant_killed / max(relevant, 1) * 100:.1f}%)")
             print(f"False alarms: {alarms} of {pairs} mutant x SAU pairs ({alarms / max(pairs, 1) * 100:.2f}%)")
@@ -96,9 +100,10 @@ def main() -> int:
             for fixture, secs, n in times:
                 print(f"  {fixture:32} {n:4} mutants {secs:7.2f} s")
             if args.markdown:
-                print("\n| operator | mutants | caught | kill rate |\n|---|---|---|---|")
-                for op, n, k in rows:
-                    print(f"| {op} | {n} | {k} | {k / n * 100 if n else 0:.0f}% |")
+                print("\n| operator | mutants | caught | relevant | relevant caught |\n|---|---|---|---|---|")
+                for op, n, k, rn, rk in rows:
+                    rel = f"{rk} ({rk / rn * 100:.0f}%)" if rn else "-"
+                    print(f"| {op} | {n} | {k} | {rn} | {rel} |")
 
     if disagreements:
         print(f"\nFAIL: {len(disagreements)} expected verdict(s) disagree with the tool:", file=sys.stderr)
