@@ -71,7 +71,8 @@ class Evidence:
         return out
 
     def sort_key(self) -> tuple:
-        return (self.file, self.line, self.end_line, self.role, self.snippet)
+        # The whole record: two checks citing one line with different notes must not race for the slot.
+        return (self.file, self.line, self.end_line, self.role, self.snippet, self.note)
 
 
 @dataclass(frozen=True, slots=True)
