@@ -34,3 +34,21 @@ def test_json_report_is_byte_identical(fixture, tmp_path):
     assert first == second
     data = json.loads(first)
     assert [s["id"] for s in data["saus"]] == sorted(s["id"] for s in data["saus"])
+
+
+@pytest.mark.parametrize("fixture", ["formula-rlhf", "order-torch-loop", "protocol-cifar-resnet"])
+def test_json_is_identical_across_processes_and_hash_seeds(fixture, tmp_path):
+    """Set and dict order of strings changes with PYTHONHASHSEED: output must not."""
+    import os
+    import subprocess
+    import sys
+
+    repo = materialize(fixture, None, tmp_path)
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run([sys.executable, "-m", "verifier.cli", str(repo), "--format", "json"],
+                              capture_output=True, env=env, timeout=300)
+        assert proc.returncode in (0, 1), proc.stderr
+        outputs.append(proc.stdout)
+    assert outputs[0] == outputs[1]
