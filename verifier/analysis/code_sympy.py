@@ -22,6 +22,7 @@ from sympy.core.function import AppliedUndef
 from sympy.parsing.sympy_parser import parse_expr
 
 from verifier import rules
+from verifier.index.names import attribute_chain
 
 MAX_PATHS = 16
 MAX_STATEMENTS = 600
@@ -638,7 +639,7 @@ class Translator:
                 return inlined
             return self._opaque(name, args, kwargs)
         if isinstance(func, ast.Attribute):
-            dotted = _dotted(func)
+            dotted = attribute_chain(func)
             root = dotted.split(".")[0] if dotted else None
             if dotted and root in self.module_aliases and root not in path.env:
                 qualified = self.module_aliases[root] + dotted[len(root) :]
@@ -953,15 +954,6 @@ def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _leaf_name(node: ast.expr) -> str | None:

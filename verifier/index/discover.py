@@ -18,7 +18,7 @@ import pathspec
 from verifier.index.configs import SPEC_FILES, is_config_name
 from verifier.index.facts import FileRole, Language, Note
 
-_EXTENSIONS = {
+LANGUAGE_BY_SUFFIX = {
     ".py": Language.python,
     ".ipynb": Language.notebook,
     ".yaml": Language.yaml,
@@ -237,7 +237,7 @@ def _language(name: str) -> Language | None:
     dot = name.rfind(".")
     if dot <= 0 and not name.startswith("."):
         return None
-    return _EXTENSIONS.get(name[dot:].lower())
+    return LANGUAGE_BY_SUFFIX.get(name[dot:].lower())
 
 
 def _is_prose(name: str) -> bool:

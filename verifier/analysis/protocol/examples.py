@@ -13,22 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from verifier.index.facts import FileFacts, FileRole, Language
 from verifier.index import python_facts
+from verifier.index.discover import LANGUAGE_BY_SUFFIX
+from verifier.index.facts import FileFacts, FileRole, Language
 from verifier.index.repo import RepoIndex
 from verifier.results import CheckResult
 from verifier.spec.model import Spec
 
 _ANNOTATION = re.compile(r"#\s*(ruleid|ok)\s*:\s*([\w-]+)")
-_LANGUAGES = {
-    ".py": Language.python,
-    ".ipynb": Language.notebook,
-    ".yaml": Language.yaml,
-    ".yml": Language.yaml,
-    ".json": Language.json,
-    ".toml": Language.toml,
-    ".sh": Language.shell,
-}
 
 
 def index_from_sources(files: dict[str, str], root: str = "/nonexistent") -> RepoIndex:
@@ -37,7 +29,7 @@ def index_from_sources(files: dict[str, str], root: str = "/nonexistent") -> Rep
     for path in sorted(files):
         text = files[path]
         suffix = PurePosixPath(path).suffix
-        language = _LANGUAGES.get(suffix, Language.other)
+        language = LANGUAGE_BY_SUFFIX.get(suffix, Language.other)
         parts = PurePosixPath(path).parts
         name = PurePosixPath(path).name
         role = FileRole.test if (parts[0] == "tests" or name.startswith("test_")) and suffix == ".py" else FileRole.code
