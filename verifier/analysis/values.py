@@ -25,6 +25,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from verifier import rules
@@ -133,9 +134,13 @@ class Candidate:
     chain: tuple[Link, ...]  # this binding first, then what it read
     reason: str = ""  # why it did not resolve
 
-    @property
+    @cached_property
     def key(self) -> tuple:
         return _binding_key(self.binding)
+
+    @cached_property
+    def source_key(self) -> tuple:
+        return _binding_key(self.source)
 
 
 @dataclass
@@ -190,7 +195,14 @@ class ValueResolver:
         self._live_cache: dict[str, tuple[list[Binding], dict[str, list[Binding]]]] = {}
         self._structured_cache: dict[tuple, list[Binding]] = {}
         self._exclusions: dict[tuple, str | None] = {}
+        self._exclusion_of: dict[int, tuple[Binding, str | None]] = {}
         self._bindings_cache: dict[tuple[str, ...], list[Binding]] = {}
+        self._kwarg_groups: dict[str, dict[str, list[Binding]]] = {}
+        self._module_assign_cache: dict[str, list[Binding]] = {}
+        self._references: dict[str, tuple[str, ...]] = {}
+        self._local_cache: dict[tuple[str, str], list[Binding]] = {}
+        self._attribute_target_cache: dict[int, tuple[list[Binding], list]] = {}
+        self._best_memo: dict[tuple[int, ...], tuple[tuple[Binding, ...], Candidate | None]] = {}
         self._reads_all: frozenset[str] = frozenset().union(
             *(f.reads for f in index.files.values() if f.language in (Language.python, Language.notebook))
         )
@@ -254,10 +266,15 @@ class ValueResolver:
     # ----- classification ---------------------------------------------------------------------------------
     def exclusion(self, b: Binding) -> str | None:
         """Why a binding can never be the effective value: comment, test, doc, dead, stub; else None."""
+        known = self._exclusion_of.get(id(b))
+        if known is not None and known[0] is b:  # same object as before (the entry keeps it alive)
+            return known[1]
         key = _binding_key(b)
         if key not in self._exclusions:
             self._exclusions[key] = self._exclusion(b)
-        return self._exclusions[key]
+        why = self._exclusions[key]
+        self._exclusion_of[id(b)] = (b, why)
+        return why
 
     def _exclusion(self, b: Binding) -> str | None:
         if b.kind is BindingKind.comment:
@@ -357,7 +374,7 @@ class ValueResolver:
             (live if cand.resolved else resolution.unresolved).append(cand)
         live = _dedupe_by_source(live)
         overridden_by_kwarg = self._kwarg_overrides(live)
-        ranked = sorted(live, key=lambda c: (-c.tier, _binding_key(c.source)))
+        ranked = sorted(live, key=lambda c: (-c.tier, c.source_key))
         if ranked:
             best = ranked[0].tier
             resolution.top = [c for c in ranked if c.tier == best and c.key not in overridden_by_kwarg]
@@ -518,7 +535,7 @@ class ValueResolver:
         return found
 
     def _evaluate_expr_binding(self, b: Binding, tier: int, depth: int) -> Candidate:
-        refs = references(b.expr)
+        refs = self._refs(b.expr)
         if len(refs) == 1 and _is_plain_reference(b.expr, refs[0]):
             return self._follow(b, refs[0], tier, depth)
         result, inputs, missing = self.fold_at(b.expr, b.span.file, b.scope, b.span.line, depth + 1, exclude=b)
@@ -545,6 +562,13 @@ class ValueResolver:
         source = sub.source if sub.tier > tier or b.kind in _PASS_THROUGH else b
         return Candidate(b, sub.value, True, max(tier, sub.tier), source, (_link(b, sub.value),) + sub.chain)
 
+    def _refs(self, expr: str) -> tuple[str, ...]:
+        """``references(expr)``, parsed once per distinct expression text."""
+        found = self._references.get(expr)
+        if found is None:
+            found = self._references[expr] = references(expr)
+        return found
+
     # ----- expressions at a site --------------------------------------------------------------------------
     def fold_at(
         self,
@@ -560,7 +584,7 @@ class ValueResolver:
         inputs: list[Candidate] = []
         missing: list[str] = []
         if depth <= MAX_DEPTH:
-            for ref in references(expr):
+            for ref in self._refs(expr):
                 sub = self.value_of(ref, file, scope, line, depth, exclude=exclude)
                 if sub is not None and sub.resolved:
                     env[ref] = sub.value
@@ -617,7 +641,7 @@ class ValueResolver:
         leaf = parts[-1]
         skip = _binding_key(exclude) if exclude is not None else None
         live, by_file = self._named(leaf)
-        local_pool = [b for b in by_file.get(file, ()) if _binding_key(b) != skip and self.exclusion(b) is None]
+        local_pool = _without(self._live_in_file(leaf, by_file, file), skip)
         if config_only:
             return self._best(self._structured(live, parts, keep_root=True, skip=skip), depth)
         if len(parts) == 1:
@@ -629,6 +653,14 @@ class ValueResolver:
                     return found
             parts = parts[1:]
         return self._best(self._structured(live, parts, keep_root=False, skip=skip), depth)
+
+    def _live_in_file(self, leaf: str, by_file: dict[str, list[Binding]], file: str) -> list[Binding]:
+        """Non-excluded bindings named ``leaf`` in ``file``: filtered once per (name, file), not per read."""
+        key = (leaf.lower(), file)
+        found = self._local_cache.get(key)
+        if found is None:
+            found = self._local_cache[key] = [b for b in by_file.get(file, ()) if self.exclusion(b) is None]
+        return found
 
     def _named(self, leaf: str) -> tuple[list[Binding], dict[str, list[Binding]]]:
         """Bindings named ``leaf``, and the same by file (callers filter exclusions on the few they use)."""
@@ -667,16 +699,22 @@ class ValueResolver:
         before = [b for b in module if b.span.line < line] or module
         if before:
             return self.evaluate(max(before, key=lambda b: b.span.line), depth + 1)
-        imported = [
-            b
-            for b in live
-            if b.kind is BindingKind.assign
-            and b.scope == "<module>"
-            and b.path == name
-            and b.span.file != file
-            and self.exclusion(b) is None
-        ]
+        imported = [b for b in self._module_assigns(live, name) if b.span.file != file]
         return self._best(imported[:MAX_IMPORTED], depth)
+
+    def _module_assigns(self, live: list[Binding], name: str) -> list[Binding]:
+        """Live module-level ``name = ...`` anywhere in the repo: one scan per name, not one per read."""
+        found = self._module_assign_cache.get(name)
+        if found is None:
+            found = self._module_assign_cache[name] = [
+                b
+                for b in live
+                if b.kind is BindingKind.assign
+                and b.scope == "<module>"
+                and b.path == name
+                and self.exclusion(b) is None
+            ]
+        return found
 
     def _caller_keywords(self, name: str, scope: str, depth: int) -> Candidate | None:
         """``def f(lr=...)`` / ``__init__(self, lr)``: the value a caller passes as ``lr=`` wins."""
@@ -684,15 +722,20 @@ class ValueResolver:
             return None
         parts = scope.split(".")
         callee = parts[-2] if parts[-1] == "__init__" and len(parts) >= 2 else parts[-1]
-        kwargs = [
-            b
-            for b in self.bindings([name])
-            if b.kind is BindingKind.kwarg
-            and b.owner
-            and _leaf(b.owner) == callee
-            and self.exclusion(b) is None
-        ]
+        kwargs = self._kwargs_by_callee(name).get(callee)
         return self._best(kwargs, depth) if kwargs else None
+
+    def _kwargs_by_callee(self, name: str) -> dict[str, list[Binding]]:
+        """Live call keywords named ``name``, grouped by the callee's leaf: built once per name, not per read."""
+        key = name.lower().replace("-", "_")
+        grouped = self._kwarg_groups.get(key)
+        if grouped is None:
+            grouped = {}
+            for b in self.bindings([name]):
+                if b.kind is BindingKind.kwarg and b.owner and self.exclusion(b) is None:
+                    grouped.setdefault(_leaf(b.owner), []).append(b)
+            self._kwarg_groups[key] = grouped
+        return grouped
 
     def _attribute(
         self, pool: list[Binding], name: str, file: str, scope: str, line: int, depth: int
@@ -720,7 +763,31 @@ class ValueResolver:
         cached = self._structured_cache.get(cache_key)
         if cached is None:
             cached = self._structured_cache[cache_key] = self._structured_uncached(pool, parts, keep_root)
-        return [b for b in cached if _binding_key(b) != skip]
+        return _without(cached, skip)
+
+    def _attribute_targets(self, pool: list[Binding], leaf: str) -> list[tuple[Binding, BindingKind, str | None]]:
+        """The part of ``_structured``'s filter that does not depend on the read's root, once per pool:
+        (binding, kind, root of an assignment's target or None)."""
+        cached = self._attribute_target_cache.get(id(pool))
+        if cached is not None and cached[0] is pool:
+            return cached[1]
+        field_classes = self._field_classes.get(leaf.lower(), ())
+        targets: list[tuple[Binding, BindingKind, str | None]] = []
+        for b in pool:
+            kind = b.kind
+            head_root = None
+            if kind is BindingKind.assign:
+                head = b.path.rpartition(".")[0]
+                if not head or head in _SELF:
+                    continue  # a bare name or `self.x` is never `cfg.x`
+                head_root = head.split(".")[0]
+            elif kind is BindingKind.default or kind is BindingKind.comment:
+                continue
+            elif kind is BindingKind.kwarg and _leaf(b.owner) not in field_classes:
+                continue  # only `Config(lr=...)` for a config class with an `lr` field sets `cfg.lr`
+            targets.append((b, kind, head_root))
+        self._attribute_target_cache[id(pool)] = (pool, targets)
+        return targets
 
     def _structured_uncached(self, pool: list[Binding], parts: list[str], keep_root: bool) -> list[Binding]:
         tail = parts if keep_root else parts[1:]
@@ -728,16 +795,11 @@ class ValueResolver:
         dotted_tail = ".".join(tail)
         out: list[Binding] = []
         root = parts[0]
-        for b in pool:
-            if b.kind is BindingKind.assign:
-                head = b.path.rpartition(".")[0]
-                if not head or head in _SELF or (head.split(".")[0] != root and not _path_suffix(b.path, dotted_tail)):
-                    continue  # `lr = 3` or `self.lr = lr` elsewhere is not `cfg.lr`
-            if b.kind in (BindingKind.default, BindingKind.comment):
-                continue
-            if b.kind is BindingKind.kwarg and _leaf(b.owner) not in self._field_classes.get(leaf.lower(), ()):
-                continue  # only `Config(lr=...)` for a config class with an `lr` field sets `cfg.lr`
-            dotted_key = b.kind in (BindingKind.config, BindingKind.launch) and len(tail) > 1 and "." in b.path
+        long_tail = len(tail) > 1
+        for b, kind, head_root in self._attribute_targets(pool, leaf):
+            if head_root is not None and head_root != root and not _path_suffix(b.path, dotted_tail):
+                continue  # `lr = 3` or `self.lr = lr` elsewhere is not `cfg.lr`
+            dotted_key = (kind is BindingKind.config or kind is BindingKind.launch) and long_tail and "." in b.path
             if dotted_key and not _path_suffix(b.path, dotted_tail):
                 continue
             if self.exclusion(b) is None:
@@ -754,7 +816,21 @@ class ValueResolver:
         return out
 
     def _best(self, bindings: list[Binding], depth: int) -> Candidate | None:
-        """The highest-precedence resolvable candidate; same precedence: the first in file order."""
+        """The highest-precedence resolvable candidate; same precedence: the first in file order.
+
+        Memoised on the exact bindings (by identity; the memo holds them, so ids are not reused) when no
+        cycle/depth/work cut-off occurred: then every candidate is in ``_memo`` and a repeat gives the same."""
+        memo_key = tuple(map(id, bindings))
+        hit = self._best_memo.get(memo_key)
+        if hit is not None:
+            return hit[1]
+        cuts_before = self._cuts
+        best = self._best_uncached(bindings, depth)
+        if self._cuts == cuts_before:
+            self._best_memo[memo_key] = (tuple(bindings), best)
+        return best
+
+    def _best_uncached(self, bindings: list[Binding], depth: int) -> Candidate | None:
         cands = [c for c in (self.evaluate(b, depth + 1) for b in bindings) if c is not None]
         if not cands:
             return None
@@ -762,7 +838,7 @@ class ValueResolver:
         pool = resolved or cands
         overridden = self._kwarg_overrides(pool)
         pool = [c for c in pool if c.key not in overridden] or pool
-        return min(pool, key=lambda c: (-c.tier, _binding_key(c.source)))
+        return min(pool, key=lambda c: (-c.tier, c.source_key))
 
     # ----- call + arg -------------------------------------------------------------------------------------
     def resolve_call_arg(self, call: str, arg: str | int, scope: str | None = None) -> list[CallArg]:
@@ -1014,6 +1090,14 @@ def _safe_rules(name: str) -> Mapping[str, Any]:
 def _binding_key(b: Binding) -> tuple:
     # `b.kind` itself (a str enum) rather than `.value`: enum attribute access is slow in hot loops.
     return (b.span.file, b.span.line, b.path, str.__str__(b.kind), b.name)
+
+
+def _without(bindings: Iterable[Binding], skip: tuple | None) -> list[Binding]:
+    """``bindings`` minus the one whose key is ``skip`` (the line is compared first: most differ there)."""
+    if skip is None:
+        return list(bindings)
+    line = skip[1]
+    return [b for b in bindings if b.span.line != line or _binding_key(b) != skip]
 
 
 def _link(b: Binding, value: Any, role: str = "") -> Link:

@@ -45,14 +45,17 @@ class RepoIndex:
         self._defs_by_name: dict[str, list[Definition]] = defaultdict(list)
         self._sources: dict[str, str] = {}
         self._trees: dict[str, ast.Module | None] = {}
+        self._sorted_bindings: dict[str, list[Binding]] = {}
+        bindings, calls_by_leaf = self._bindings, self._calls_by_leaf
         for facts in self.files.values():
             for b in facts.bindings:
-                self._bindings[b.name.lower()].append(b)
+                bindings[b.name.lower()].append(b)
             for c in facts.calls:
-                self._calls_by_leaf[_leaf(c.qualname)].append(c)
+                qual_leaf = _leaf(c.qualname)
+                calls_by_leaf[qual_leaf].append(c)
                 callee_leaf = _leaf(c.callee)
-                if callee_leaf != _leaf(c.qualname):
-                    self._calls_by_leaf[callee_leaf].append(c)
+                if callee_leaf != qual_leaf:
+                    calls_by_leaf[callee_leaf].append(c)
             for d in facts.definitions:
                 self._defs_by_name[d.name].append(d)
                 if d.qualname != d.name:
@@ -61,10 +64,18 @@ class RepoIndex:
     # ----- lookups -------------------------------------------------------------------------------------
     def bindings_named(self, names: Iterable[str]) -> list[Binding]:
         """Every binding whose leaf name is one of ``names`` (case-insensitive), in file/line order."""
+        keys = list(dict.fromkeys(name.lower().replace("-", "_") for name in names))
+        if len(keys) == 1:  # the common query: one name, its list sorted once per run
+            ordered = self._sorted_bindings.get(keys[0])
+            if ordered is None:
+                ordered = self._sorted_bindings[keys[0]] = sorted(
+                    self._bindings.get(keys[0], ()), key=lambda b: (b.span.file, b.span.line, b.path)
+                )
+            return list(ordered)
         seen: set[int] = set()
         out: list[Binding] = []
-        for name in names:
-            for b in self._bindings.get(name.lower().replace("-", "_"), ()):
+        for key in keys:
+            for b in self._bindings.get(key, ()):
                 if id(b) not in seen:
                     seen.add(id(b))
                     out.append(b)
