@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from harness import fixture_cases, materialize  # noqa: E402
 
 from verifier.batch import Pair, run_batch  # noqa: E402
+from verifier.spec.load import find_spec  # noqa: E402
 
 FILLER = '''\
 """Utilities for experiment {n}: logging, metrics buffers and small tensor helpers."""
@@ -79,7 +80,7 @@ def make_repo(fixture: str, dest: Path, target_lines: int, rng: random.Random) -
         (util / f"helpers_{n}.py").write_text(text, encoding="utf-8")
         lines += len(text.splitlines())
         n += 1
-    return Pair("bench", f"{fixture}-{dest.name}", str(repo), str(repo / "sau.yaml"))
+    return Pair("bench", f"{fixture}-{dest.name}", str(repo), str(find_spec(repo)))
 
 
 def timed(pairs: list[Pair], out: Path, jobs: int) -> float:
