@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.index.names import attribute_chain
+from verifier.index.names import attribute_chain, qualify
 
 MV_PREFIX = "__MV_"
 ANY_ARGS = "__ANY_ARGS__"
@@ -112,11 +112,7 @@ class Matcher:
         self.imports = imports
 
     def qualify(self, dotted: str) -> str:
-        head, _, rest = dotted.partition(".")
-        base = self.imports.get(head)
-        if base is None:
-            return dotted
-        return f"{base}.{rest}" if rest else base
+        return qualify(dotted, self.imports)
 
     def match(self, pat: Any, node: Any, b: dict[str, ast.AST]) -> bool:
         if isinstance(pat, ast.AST) and _is_ellipsis(pat) and isinstance(node, ast.expr):

@@ -15,3 +15,12 @@ def attribute_chain(node: ast.AST) -> str | None:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None
+
+
+def qualify(dotted: str, imports: dict[str, str]) -> str:
+    """``nn.Conv2d`` -> ``torch.nn.Conv2d`` through a local alias map (``{"nn": "torch.nn"}``)."""
+    head, _, rest = dotted.partition(".")
+    base = imports.get(head)
+    if base is None:
+        return dotted
+    return f"{base}.{rest}" if rest else base

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.index.facts import FileRole, Language
+from verifier.index.names import qualify
 from verifier.index.repo import looks_like_glob
 from verifier.results import Evidence
 
@@ -112,11 +113,7 @@ class _Walker(ast.NodeVisitor):
         self.has_main = False
 
     def _qual(self, name: str) -> str:
-        head, _, rest = name.partition(".")
-        base = self.imports.get(head)
-        if base is None:
-            return name
-        return f"{base}.{rest}" if rest else base
+        return qualify(name, self.imports)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for deco in node.decorator_list:
@@ -452,3 +449,15 @@ def target_names(target: ast.AST) -> list[str]:
         return out
     d = dotted(target)
     return [d] if d else []
+
+
+def own_statements(body: list[ast.stmt]):
+    """Statements of a body, nested blocks included, but not nested function/class bodies."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            stack.extend(reversed(getattr(stmt, name, []) or []))

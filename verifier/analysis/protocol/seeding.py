@@ -13,8 +13,9 @@ from verifier.analysis.protocol.common import (
     evidence,
     file_view,
     names_in,
-    python_paths,
     outer_chains,
+    own_statements,
+    python_paths,
     scope_admits,
     sorted_evidence,
     text_of,
@@ -328,7 +329,7 @@ def python_counts(ctx, scope: str | None) -> list[SeedCount]:
         for qual, body in bodies:
             if not scope_admits(scope, qual):
                 continue
-            for stmt in _own_statements(body):
+            for stmt in own_statements(body):
                 if not isinstance(stmt, (ast.For, ast.AsyncFor)):
                     continue
                 var_names = [dotted(n) or "" for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
@@ -348,17 +349,6 @@ def python_counts(ctx, scope: str | None) -> list[SeedCount]:
                     out.append(SeedCount(len(value), view.path, stmt.lineno, stmt.lineno, how))
     return out
 
-
-def _own_statements(body: list[ast.stmt]):
-    """Statements of a body, nested blocks included, but not nested function/class bodies."""
-    stack = list(reversed(body))
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for name in ("body", "orelse", "finalbody", "handlers"):
-            stack.extend(reversed(getattr(stmt, name, []) or []))
 
 
 def setting_counts(ctx, lex: dict) -> list[SeedCount]:

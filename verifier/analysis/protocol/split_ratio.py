@@ -19,6 +19,7 @@ from verifier.analysis.protocol.common import (
     file_view,
     is_ml_text,
     leaf,
+    own_statements,
     python_paths,
     scope_admits,
     sorted_evidence,
@@ -77,7 +78,7 @@ def _resolve(ctx, view: FileView, body, node, line) -> tuple[float | None, bool]
 def _sites_in(ctx, view: FileView, qual: str, body: list[ast.stmt]) -> list[SplitSite]:
     sites: list[SplitSite] = []
     slices: dict[str, SplitSite] = {}
-    for stmt in _statements(body):
+    for stmt in own_statements(body):
         if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
             continue
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -112,16 +113,6 @@ def _sites_in(ctx, view: FileView, qual: str, body: list[ast.stmt]) -> list[Spli
             sites.append(site)
     return sites
 
-
-def _statements(body):
-    stack = list(reversed(body))
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for name in ("body", "orelse", "finalbody"):
-            stack.extend(reversed(getattr(stmt, name, []) or []))
 
 
 def _train_test_split(ctx, view, body, call: ast.Call, names: list[str]) -> SplitSite | None:
