@@ -11,7 +11,7 @@ import pytest
 import sympy as sp
 
 from verifier.analysis.code_sympy import RMEAN, RSUM, sym
-from verifier.analysis.latex import (
+from verifier.symbolic.latex import (
     FormulaSyntaxError,
     parse_formula,
     parse_latex,

@@ -15,7 +15,7 @@ import yaml
 
 from verifier.analysis.code_sympy import MAX_EXPR_NODES, Translator, sym
 from verifier.analysis.equivalence import MAX_UNMAPPED, Target, match
-from verifier.analysis.latex import (
+from verifier.symbolic.latex import (
     MAX_EXPONENT,
     FormulaSyntaxError,
     FormulaTooLarge,

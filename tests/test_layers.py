@@ -13,6 +13,7 @@ PACKAGE = Path(verifier.__file__).resolve().parent
 LAYERS = [
     {"results", "rules", "index.facts", "index.names"},
     {"spec"},
+    {"symbolic"},  # the paper-formula parser: the compiler reads formulas back with the check's own parser
     {"compiler"},
     {"index"},
     {"analysis"},

@@ -202,3 +202,78 @@ def test_hostile_input_gives_verdicts_not_tracebacks():
         result = check_protocol(ProtocolCheck(rule=rule, **params), ctx)
         assert result.status.value in ("pass", "partial", "mismatch", "missing", "unverified", "error", "stub")
     assert check_pattern(PatternCheck(require="$X.backward()"), ctx).status.value in ("pass", "unverified")
+
+
+LOADER_HELPER = (
+    "import torch\n"
+    "from torch.utils.data import DataLoader, random_split\n"
+    "from torchvision import datasets\n"
+    "def build_loaders(root):\n"
+    "    full = datasets.CIFAR10(root, train={train})\n"
+    "    train_set, val_set = random_split(full, [45000, 5000])\n"
+    "    test_set = datasets.CIFAR10(root, train=False)\n"
+    "    return DataLoader(train_set), DataLoader(val_set), DataLoader(test_set)\n"
+    "def fit(model, loader, opt):\n"
+    "    for x, y in loader:\n"
+    "        loss = torch.nn.functional.cross_entropy(model(x), y)\n"
+    "        loss.backward()\n"
+    "        opt.step()\n"
+    "def main(model, opt):\n"
+    "    train_loader, val_loader, test_loader = build_loaders('data')\n"
+    "    fit(model, train_loader, opt)\n"
+)
+
+
+def test_training_part_of_a_resplit_test_set_leaks_through_the_helper_return():
+    leaked = verdict("no-test-leakage", LOADER_HELPER.format(train="False"))
+    assert leaked.status.value == "mismatch" and leaked.score == 0.0
+    assert ("train.py", 12) in lines(leaked) and ("train.py", 5) in lines(leaked)  # sink, and the test-split load
+    clean = verdict("no-test-leakage", LOADER_HELPER.format(train="True"))
+    assert clean.status.value == "pass"
+    # The pass cites the sink and where its training data comes from (what a renamed split would change).
+    roles = {(e.line, e.role) for e in clean.evidence}
+    assert (12, "rule") in roles and (16, "source") in roles
+
+
+def test_seeded_rng_objects_and_environments_need_their_own_seed():
+    base = (
+        "import argparse\nimport numpy as np\nimport torch\nimport gymnasium as gym\n"
+        "def main():\n"
+        "    p = argparse.ArgumentParser()\n"
+        "    p.add_argument('--seed', type=int, default=0)\n"
+        "    args = p.parse_args()\n"
+        "    torch.manual_seed(args.seed)\n"
+        "    g = {gen}\n"
+        "    env = gym.make('CartPole-v1')\n"
+        "    obs, _ = {reset}\n"
+        "    print(torch.randperm(4, generator=g), obs)\n"
+        "if __name__ == '__main__':\n"
+        "    main()\n"
+    )
+    ok = verdict("seeded", base.format(gen="torch.Generator().manual_seed(args.seed)", reset="env.reset(seed=args.seed)"))
+    assert ok.status.value == "pass"
+    no_gen = verdict("seeded", base.format(gen="torch.Generator()", reset="env.reset(seed=args.seed)"))
+    assert (no_gen.status.value, no_gen.score) == ("partial", 0.75) and ("train.py", 10) in lines(no_gen)
+    assert "torch.Generator" in no_gen.message
+    no_env = verdict("seeded", base.format(gen="torch.Generator().manual_seed(args.seed)", reset="env.reset()"))
+    assert (no_env.status.value, no_env.score) == ("partial", 0.75) and ("train.py", 11) in lines(no_env)
+    assert "environment" in no_env.message
+    # An environment returned to its caller is seeded (or not) there: not judged where it is made.
+    helper = verdict("seeded", "import gymnasium as gym\nimport random\nrandom.seed(0)\n"
+                     "def make_env(name):\n    env = gym.make(name)\n    env.reset()\n    return env\n")
+    assert helper.status.value == "pass"
+
+
+def test_a_helper_that_only_reads_test_metadata_returns_no_test_data():
+    src = (
+        "from datasets import load_dataset\n"
+        "def prepare(raw, tok):\n"
+        "    tokenized = raw.map(tok, batched=True)\n"
+        "    return tokenized.map(len, remove_columns=tokenized['test'].column_names)\n"
+        "def main(trainer, tok):\n"
+        "    data = prepare(load_dataset('wikitext', 'wikitext-2-raw-v1'), tok)\n"
+        "    trainer.fit(data['train'])\n"
+    )
+    result = verdict("no-test-leakage", src)
+    assert result.status.value == "pass", result.message
+    assert ("train.py", 7) in lines(result)

@@ -23,23 +23,25 @@ from sympy.parsing.sympy_parser import parse_expr
 
 from verifier import rules
 from verifier.index.names import attribute_chain
+from verifier.symbolic.core import (  # noqa: F401  (re-exported: the translator's vocabulary)
+    MAX_EXPONENT,
+    MAX_POWER_BITS,
+    PICK,
+    REDUCTIONS,
+    RMAX,
+    RMEAN,
+    RMIN,
+    RSUM,
+    RVAR1,
+    power_too_large,
+    sym,
+)
 
 MAX_PATHS = 16
 MAX_STATEMENTS = 600
 MAX_EXPR_NODES = 800
-MAX_EXPONENT = 1000  # |numeric exponent| SymPy may evaluate
-MAX_POWER_BITS = 40_000  # an exact numeric power stays below ~12,000 digits
 MAX_HELPER_DEPTH = 3
 MAX_HELPER_STATEMENTS = 60
-
-# Opaque reductions and label picking: dims are ignored, tensors are compared elementwise.
-RMEAN = sp.Function("rmean")
-RSUM = sp.Function("rsum")
-RMAX = sp.Function("rmax")
-RMIN = sp.Function("rmin")
-RVAR1 = sp.Function("rvar1")  # unbiased (Bessel-corrected) variance
-PICK = sp.Function("pick")
-REDUCTIONS = {"rmean": RMEAN, "rsum": RSUM, "rmax": RMAX, "rmin": RMIN, "rvar1": RVAR1}
 KNOWN_FUNCS: dict[str, Any] = {
     **REDUCTIONS,
     "pick": PICK,
@@ -60,11 +62,6 @@ KNOWN_FUNCS: dict[str, Any] = {
 _RESERVED_FUNC_NAMES = set(KNOWN_FUNCS) | {"E", "I", "S", "N", "O", "Q", "pi", "beta", "gamma", "zeta"}
 _VALUE_ATTRS = {"data", "values", "T", "mT", "real"}
 ARRAY_NAMESPACES = {"xp", "np", "jnp", "torch", "F", "math", "tf", "backend", "B"}
-
-
-def sym(name: str) -> sp.Symbol:
-    """Every symbol is real: code and paper symbols stand for real tensors and scalars."""
-    return sp.Symbol(name, real=True)
 
 
 UNKNOWN = object()  # an effective config value that could not be determined
@@ -173,18 +170,6 @@ class FunctionModel:
     opaque: dict[str, str] = field(default_factory=dict)  # leaf name -> the unknown call whose result it is
     # values an analysis bound replaced by a leaf: (line, target, the bound); a check must not call them absent
     dropped: list[tuple[int, str, str]] = field(default_factory=list)
-
-
-def power_too_large(base: Any, exp: Any) -> bool:
-    """SymPy evaluates numeric powers eagerly: `10 ** (10 ** 10)` would never return."""
-    if not isinstance(exp, sp.Basic) or not exp.is_Number:
-        return False
-    if abs(exp) > MAX_EXPONENT:
-        return True
-    if isinstance(base, sp.Basic) and base.is_Rational and exp.is_Integer:
-        bits = max(int(base.p).bit_length(), int(base.q).bit_length())
-        return bits * abs(int(exp)) > MAX_POWER_BITS
-    return False
 
 
 def expr_nodes(expr: sp.Basic, limit: int = MAX_EXPR_NODES) -> int:

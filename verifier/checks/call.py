@@ -63,6 +63,8 @@ def check_call(check: CallCheck, ctx: Context) -> CheckResult:
 
 
 def _check(check: CallCheck, ctx: Context) -> CheckResult:
+    if "|" in check.target:
+        return _any_of(check, ctx)
     modules = module_map(ctx)
     target = check.target.strip()
     if not target or not all(target.split(".")):
@@ -116,6 +118,22 @@ def _check(check: CallCheck, ctx: Context) -> CheckResult:
         return CheckResult.failed(KIND, Status.mismatch, f"{target} at {where}: {reason}.", ev)
     score = min(best.score, 0.75) if not best.reachable or substitute else best.score
     return CheckResult.partial(KIND, score, f"{target} at {where}: {reason}.", ev)
+
+
+def _any_of(check: CallCheck, ctx: Context) -> CheckResult:
+    """``target: torch.linalg.svd | torch.svd_lowrank``: equivalent APIs for one operation; each alternative is
+    checked as its own call check (same args, count, scope) and the best verdict is the claim's."""
+    alternatives = [t.strip() for t in check.target.split("|") if t.strip()]
+    if not alternatives:
+        return CheckResult.errored(KIND, f"call check: {check.target!r} names no API")
+    results = [(_check(check.model_copy(update={"target": alt}), ctx), alt) for alt in alternatives]  # in the order given
+    rank = {Status.pass_: 4, Status.partial: 3, Status.mismatch: 2, Status.stub: 2, Status.unverified: 1, Status.missing: 0}
+    order = max(range(len(results)), key=lambda i: (rank.get(results[i][0].status, -1), results[i][0].score or 0.0, -i))
+    best = results[order][0]
+    if best.status is Status.missing:
+        names = ", ".join(alternatives)
+        return CheckResult.failed(KIND, Status.missing, f"no call to any of {names} in the repo's code.")
+    return best
 
 
 # ----- finding call sites -----------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from verifier.analysis.equivalence import (
     similarity,
     strip_reductions,
 )
-from verifier.analysis.latex import (
+from verifier.symbolic.latex import (
     Formula,
     FormulaSyntaxError,
     FormulaTooLarge,

@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
-from verifier.compiler import context, distributions, formulas, numbers, orders, terms
+from verifier.compiler import context, distributions, formulas, numbers, orders, pseudocode, terms
+from verifier.compiler import protocol_claims
 from verifier.spec.model import (
     SAU,
     CallCheck,
@@ -76,7 +77,9 @@ class CompiledClaim:
 
 # ----- cutting the text ------------------------------------------------------------------------------------
 _OPEN, _CLOSE = "([{", ")]}"
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bet al)(?<!\bEq)(?<!\bSec)\.\s+(?=[A-Z(]|\d[A-Za-z])")
+_SENTENCE_END = re.compile(
+    r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bet al)(?<!\bEq)(?<!\bSec)(?<!\bNo)(?<!\bFig)\.\s+(?=[A-Z(]|\d[A-Za-z]|\d[\d,]*\s+[a-z])"
+)
 
 
 def split_fragments(text: str) -> list[tuple[int, int]]:
@@ -90,7 +93,11 @@ def split_fragments(text: str) -> list[tuple[int, int]]:
         elif ch in _CLOSE:
             depth = max(depth - 1, 0)
         piped = ch == "|" and text[i - 1 : i] == " " and text[i + 1 : i + 2] == " "  # "Data: ... | Baselines: ..."
-        cut = depth == 0 and (ch in ";\n" or piped or (ch == "," and not _thousands(text, i)) or i in sentence_cuts)
+        index = ch == "," and re.match(r",\w{1,2}\s*[~=]", text[i : i + 6]) and text[i - 1 : i].isalnum()  # b1,i~U(0,1)
+        restated = ch == "," and re.search(r"\b(?:i\.e|e\.g)\.?$", text[max(0, i - 5) : i])  # "i.e., X" stays whole
+        cut = depth == 0 and not index and not restated and (
+            ch in ";\n" or piped or (ch == "," and not _thousands(text, i)) or i in sentence_cuts
+        )
         if cut:
             spans.append((start, i))
             start = i + 1
@@ -156,35 +163,29 @@ def find_split_ratio(text: str) -> tuple[dict[str, float], tuple[int, int]] | No
     return None
 
 
-_BASELINE_LIST_RE = re.compile(
-    r"(?:baselines?|against|compared? (?:with|to)|versus|vs\.?)(?:\s*|[^().;:]{0,60}?)(?:\((?P<paren>[^()]{3,300})\)|:\s*(?P<colon>[^.;]{3,300}))",
-    re.IGNORECASE,
-)
-_NAME_RE = re.compile(r"^[A-Z0-9][\w\-+./]*(?:\s[A-Z0-9][\w\-+./]*){0,2}$")
-
-
 def find_baselines(text: str) -> tuple[list[str], list[tuple[int, int]]]:
-    """Named baselines in "baselines (A, B, C)" / "Baselines: A, B" / "compared against (A, B)" lists."""
-    names: list[str] = []
-    spans: list[tuple[int, int]] = []
-    for match in _BASELINE_LIST_RE.finditer(text):
-        body = match.group("paren") or match.group("colon") or ""
-        items = [i.strip().strip(".") for i in re.split(r",|\band\b|;", body)]
-        found = [i for i in items if i and _NAME_RE.match(i) and len(i) <= 40]
-        if len(found) >= 1 and len(found) >= len([i for i in items if i]) / 2:
-            names.extend(found)
-            spans.append(match.span())
-    seen: list[str] = []
-    for n in names:
-        if n not in seen:
-            seen.append(n)
-    return seen, spans
+    """Named baselines of the comparison lists in the text ("Compare against A, B and C", "Baselines: A, B",
+    "PEFT baselines (A, B)"), and the spans that only list names (see protocol_claims)."""
+    found = protocol_claims.find_baseline_lists(text)
+    return found.names, found.spans
 
 
+def _baseline_aliases(name: str) -> dict[str, list[str]]:
+    """``aliases`` of a baseline check: the code spellings of a name with dashes or spaces (OS-Ext -> os_ext)."""
+    spellings = protocol_claims.code_spellings(name)
+    return {"aliases": spellings} if spellings else {}
+
+
+_NOTE = r"(?:\s*\([^(),]{1,40}\))?"  # "0.95 (baseline)": a remark on one item
 _LABELLED_LIST = re.compile(
-    r"(?:^|(?<=[.;:\n|]\s)|(?<=\n))(?P<label>[A-Za-z][\w\- ]{2,50}?):\s*"
-    r"(?P<nums>[-+]?\d+(?:\.\d+)?(?!,\d)(?:\s*,\s+[-+]?\d+(?:\.\d+)?(?!,\d)){2,})"
+    r"(?:^|(?<=[.;:\n|]\s)|(?<=\n))(?P<label>[A-Za-z][\w\- ]{2,80}?):\s*"
+    rf"(?P<nums>[-+]?\d+(?:\.\d+)?(?!,\d){_NOTE}(?:\s*,\s+[-+]?\d+(?:\.\d+)?(?!,\d){_NOTE}){{2,}})"
     r"(?:\s+[a-z]+)?(?=\s*(?:[.;\n|]|$))"
+)
+# "applies per-state downsample factors of 8, 4, 2, and 1 to ...": a named list in prose
+_OF_LIST = re.compile(
+    r"(?P<label>(?:[A-Za-z][\w\-]*\s+){0,3}[A-Za-z][\w\-]*)\s+of\s+"
+    r"(?P<nums>[-+]?\d+(?:\.\d+)?(?:\s*,\s*[-+]?\d+(?:\.\d+)?)+\s*,?\s*(?:and|or)\s+[-+]?\d+(?:\.\d+)?)(?![\d.%\w])"
 )
 
 
@@ -196,8 +197,18 @@ def _labelled_lists(text: str, b: _Builder) -> list[tuple[str, list[Any], tuple[
         name = _name_for(label, b.aliases) or _head_phrase(label)
         if _COUNT_LABEL.search(label):
             continue  # "Parameter counts: ...": measurements, not a setting
-        values = [numbers.parse_value(v) for v in re.split(r"\s*,\s*", match.group("nums"))]
+        items = re.sub(r"\([^()]*\)", " ", match.group("nums"))
+        values = [numbers.parse_value(v) for v in re.split(r"\s*,\s*", items.strip())]
         if name and all(v is not None for v in values):
+            out.append((name, values, (match.start("label"), match.end())))
+    for match in _OF_LIST.finditer(text):
+        words = match.group("label").split()[-3:]
+        while words and re.match(r"(?i)per\b|per-", words[0]):
+            words = words[1:] if not words[0].lower() == "per" else words[2:]  # "per-state downsample factors"
+        label = " ".join(words)
+        name = (_name_for(label, b.aliases) or _head_phrase(label)) if label else None
+        values = [numbers.parse_value(v) for v in re.split(r"\s*(?:,\s*(?:and|or)\s+|,|\s(?:and|or)\s+)\s*", match.group("nums"))]
+        if name and len(values) >= 3 and all(isinstance(v, (int, float)) for v in values) and not _COUNT_LABEL.search(label):
             out.append((name, values, (match.start("label"), match.end())))
     return out
 
@@ -207,6 +218,13 @@ _LABEL_RE = re.compile(r"^(?P<label>[^=:≤≥<>]{2,120}?):\s+(?P<body>\S.*)$", 
 _ASSIGN_RE = re.compile(r"^(?P<keys>[^=≤≥<>~]{1,160}?)\s*(?:=|∈|\bin\b(?=\s*[\[{(]))\s*(?P<val>[^=].*)$", re.DOTALL)
 _RANGE_KEY_RE = re.compile(
     r"^(?P<keys>[A-Za-z][\w\s\-]{0,40}?)\s+(?:range|search|sweep|grid|values|in|over|of)?\s*(?P<val>[\[{][^\]}]*[\]}])\s*$"
+)
+# "noise scales [0.01, 0.001] times data_std on ...", "guidance weight grid [9, 10] x1e4 for 2D": a bracketed
+# list right after a noun phrase, prose after it
+_LIST_KEY_RE = re.compile(
+    r"^(?P<keys>[A-Za-z][\w\-]*(?:\s+[A-Za-z][\w\-]*){0,3}?)\s+(?:range|search|sweep|grid|values|of)?\s*"
+    r"(?P<val>[\[{][^\[\]{}]*[\]}](?:\s*[x×*·]\s*(?:\d+(?:\.\d+)?[eE][-+]?\d+|10\^?[-+]?\d+))?)(?=\s|$)(?P<rest>.*)$",
+    re.DOTALL,
 )
 _PAREN_TAIL = re.compile(r"\s*\([^()]*\)\s*$")
 _EXPLANATORY = re.compile(
@@ -227,6 +245,9 @@ class _Builder:
     label: str = ""
     fragment: str = ""
     ambiguous: list[str] = field(default_factory=list)
+    lead_name: str | None = None  # "Target risk threshold; ... = 0.4": the claim's first words name its value
+    lead_value: Any = None  # ... and that value, stated last
+    previous_name: str | None = None  # the name the previous fragment of the sentence gave its value
 
     def add(self, check: Any) -> int:
         """The check's index; -1 when its name is wrong for this claim's context (left to the judge)."""
@@ -250,7 +271,7 @@ def _value_check(name: str, expect: Any) -> Any:
     return ValueCheck(name=name, expect=expect)
 
 
-_COUNT_RE = re.compile(r"\bnumber of (?P<what>[A-Za-z][A-Za-z\- ]{2,40}?)(?:\s+(?:for|per|in|used|to|of|from|at|across|on|with)\b|$)", re.IGNORECASE)
+_COUNT_RE = re.compile(r"\bnumber of (?P<what>[A-Za-z][A-Za-z\- ]{2,40}?)(?:/[A-Za-z]+)?(?:\s+(?:for|per|in|used|to|of|from|at|across|on|with)\b|$)", re.IGNORECASE)
 _COUNT_STOP = {"random", "the", "total", "distinct", "unique"}
 
 
@@ -278,11 +299,16 @@ def _name_for(key: str, aliases: dict[str, list[str]], unit: str = "", label: st
         if words:
             return "num_" + "_".join(words)
     hit = terms.find_phrase(key)
-    if hit and hit[2] >= len(terms.normalise_phrase(terms.ascii_symbol(key))) - 2:
-        return hit[0]  # the key ends with a known phrase: "base learning rate", "Batch size"
+    normalised = terms.normalise_phrase(terms.ascii_symbol(key))
+    if hit and hit[2] >= len(normalised) - 2 and not _MODIFIER_OF.search(_CLAUSE_START.split(normalised[: hit[1]])[-1]):
+        # the key ends with a known phrase that is its head: "base learning rate", "Batch size"; not "rate of
+        # trials exceeding the risk threshold" (a rate, not the threshold)
+        return hit[0]
     return unit_canonical
 
 
+_CLAUSE_START = re.compile(r"\b(?:with|using|via|where|and|at|set|sets)\b|[,:;]")
+_MODIFIER_OF = re.compile(r"\b(?:of|exceeding|above|below|than|per)\b")  # "rate of trials exceeding the threshold"
 _STOP_HEAD = re.compile(
     r"\b(?:for|of|in|on|at|to|with|from|by|per|across|during|used|when|where|which|that|is|are|was|were|must|"
     r"has|have|be|the|a|an|and|or|such|its|their)\b",
@@ -303,12 +329,15 @@ def _head_phrase(words: str) -> str | None:
     """The noun phrase a description starts with, as an identifier: "maximum acceptable rate of trials ..."
     -> maximum_acceptable_rate. None when the text is a sentence (a verb) or a gerund, not a name."""
     words = re.sub(r"\([^()]*\)", " ", terms.ascii_symbol(words)).strip()
-    if not words or re.match(r"^\w+ing\b", words) or re.search(r"\b(?:is|are|was|were|must|has|have|can)\b", words):
+    gerund = re.match(r"^(\w+ing)\b", words)
+    if not words or (gerund and gerund.group(1).lower() not in _NOUN_GERUNDS) or re.search(r"\b(?:is|are|was|were|must|has|have|can)\b", words):
         return None
     if re.match(r"^(?:we|our|they|it|this|these|which|that|i|here|then|also|set|use|uses)\b", words, re.IGNORECASE):
         return None  # a sentence's subject or verb, not a parameter's name
     head = _STOP_HEAD.split(words, maxsplit=1)[0].strip()
     tokens = [t.lower() for t in re.findall(r"[A-Za-z][A-Za-z0-9]*", head)]
+    while len(tokens) > 1 and tokens[-1] in _NAME_TAIL:
+        tokens.pop()  # "detection accuracy levels swept" -> detection_accuracy
     if not tokens or len(tokens) > 4 or any(len(t) == 1 for t in tokens[:-1]):
         return None
     if tokens[0] in terms.not_names() or " ".join(tokens) in terms.not_names():
@@ -321,9 +350,21 @@ def _head_phrase(words: str) -> str | None:
 _NOT_A_NAME_START = frozenset(
     "compare test evaluate measure train vary sweep report apply compute run else if then when otherwise while "
     "but each all both given assume assumed derived see note thus hence so which that any there one two three four "
-    "five six seven eight nine ten several multiple various".split()
+    "five six seven eight nine ten several multiple various vs versus equivalent equal corresponding similar same "
+    "identical".split()
 )
-_TOO_GENERIC = frozenset("test train val validation total results result config setup parameters settings details other value values".split())
+_NAME_TAIL = frozenset(
+    "levels values settings setting options choices candidates swept used tested evaluated considered "
+    "explored tried searched studied assumed varied".split()
+)  # words after a parameter's name that say how it was used, not what it is
+_NOUN_GERUNDS = frozenset(
+    "training testing sampling learning embedding padding smoothing pooling scaling clipping masking weighting "
+    "warming rounding".split()
+)  # "training sample fractions": a name, not a verb phrase
+_COUNT_WORDS = frozenset("two three four five six seven eight nine ten several multiple various different".split())
+_TOO_GENERIC = frozenset(
+    "test train val validation total results result config setup parameters settings details other value values number".split()
+)
 
 
 def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
@@ -384,9 +425,13 @@ def _leading_value(text: str) -> str:
             depth += ch == text[0]
             depth -= ch == close
             if depth == 0:
-                return text[: i + 1]
+                scale = _SET_SCALE.match(text, i + 1)  # "[9, 10, 11.5] x1e4": the multiplier belongs to the set
+                return text[: scale.end() if scale else i + 1]
         return text
     return _PROSE_TAIL.split(text, maxsplit=1)[0]
+
+
+_SET_SCALE = re.compile(r"\s*[x×*·]\s*(?:\d+(?:\.\d+)?[eE][-+]?\d+|10\s*(?:\^|\*\*)\s*\{?[-+]?\d+\}?)(?![\w.])")
 
 
 _PROSE_TAIL = re.compile(
@@ -395,14 +440,22 @@ _PROSE_TAIL = re.compile(
 )
 
 
-_COUNT_LABEL = re.compile(r"\b(?:counts?|statistics|stats|sizes?|params|parameters|memory|time|cost)\b", re.IGNORECASE)
+_PARAMETER_LABEL = re.compile(r"\bparam(?:eter)?s?(?:\s+(?:variants?|counts?|sizes?|budget))?\s*$", re.IGNORECASE)
+_STATISTICS_LABEL = re.compile(r"\b(?:statistics|stats|characteristics|trajectory counts|sample counts)\b", re.IGNORECASE)
+_COUNT_LABEL = re.compile(r"\b(?:counts?|statistics|stats|sizes?|params|parameters?|memory|time|cost)\b", re.IGNORECASE)
+
+
+_ONE_MINUS_KEY = re.compile(r"^(?P<pre>.*?)(?:^|\s)1\s*[-−]\s*(?P<sym>[A-Za-zα-ωΑ-Ω][\w']*)\s*$")
+_CHAIN_VALUE = re.compile(r"^(?P<first>[-+]?\d[\d.eE\-+%]*)\s*=\s*(?P<last>[^=]+?)\s*$")
 
 
 def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool = True) -> tuple[list[int], str]:
     """``lr=1e-4`` / ``S_x=S_y=64`` / ``r ∈ {8, 16}`` / ``alpha in [0.1, 1.0]``: value checks, or why not."""
-    match = _ASSIGN_RE.match(body) or _RANGE_KEY_RE.match(body)
+    match = _ASSIGN_RE.match(body) or _RANGE_KEY_RE.match(body) or _list_key(body)
     if not match:
         whole = numbers.parse_value(_PAREN_TAIL.sub("", body).strip())
+        if whole is None and label and own_label:
+            whole = _leading_number(body)  # "Subsample fraction: 0.1% (1/1000) of each dataset's size"
         readable = label and whole is not None and not isinstance(whole, bool)
         name = _name_for(label, b.aliases) if readable else None
         if readable and name is None and own_label and not terms.find_phrase(label) and not _COUNT_LABEL.search(label):
@@ -412,6 +465,16 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
     keys = [k for k in re.split(r"\s*=\s*", match.group("keys")) if k.strip()]
     if any(re.search(r"[*/^+]|\d\s*\)", k) for k in keys[1:]):
         return [], "a value derived by a formula, not a setting"  # "eta = (4 * 16^2)^2 / (...) = 15"
+    made: list[int] = []
+    chain = _CHAIN_VALUE.match(raw_val)
+    if chain and numbers.parse_value(chain.group("last")) is not None:
+        # "1 - beta = 0.05 = 0.95": the key's value, then the claim's own value, named by the label
+        last = numbers.parse_value(chain.group("last"))
+        raw_val = chain.group("first")
+        name = (_name_for(label, b.aliases) or _head_phrase(label)) if label else None
+        name = name or b.lead_name
+        if name and not isinstance(last, bool):
+            made.append(b.add(_value_check(name, last)))
     stripped = raw_val if raw_val.startswith("(") else _PAREN_TAIL.sub("", raw_val)
     val_text = _leading_value(stripped.strip().strip("~≈").strip())
     unit = ""
@@ -423,36 +486,209 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
             unit = head.group("unit")
     if expect is None:
         applied = raw_val.strip().startswith(val_text + "(")  # "y = E_omega(x)": a formula, not a setting
-        if not applied and re.fullmatch(r"[A-Za-z][\w.\-]{2,30}", val_text) and re.search(r"[\d._A-Z]", val_text) and not terms.find_apis(val_text):
+        code_like = re.fullmatch(r"[A-Za-z_]\w*=[a-z][\w.\-]*", body.strip())  # "variable=temperature", as in a config
+        if not applied and re.fullmatch(r"[A-Za-z][\w.\-]{2,30}", val_text) and (re.search(r"[\d._A-Z]", val_text) or code_like) and not terms.find_apis(val_text):
             expect = val_text  # a string setting: wavelet=bior2.4, padding mode=periodization
         else:
-            return [], ""
-    made: list[int] = []
+            return made, ""
+    rest = raw_val[raw_val.find(val_text) + len(val_text) :] if val_text and val_text in raw_val else ""
+    rest = (match.groupdict().get("rest") or "") if match.re is _LIST_KEY_RE else rest
     for key in keys:
+        key_expect = expect
+        one_minus = _ONE_MINUS_KEY.match(key)
+        if one_minus and isinstance(expect, (int, float)) and not isinstance(expect, bool) and 0 <= expect <= 1:
+            key, key_expect = one_minus.group("sym"), numbers.to_number(round(1 - expect, 12))  # 1 - beta = 0.05
         name = _name_for(key, b.aliases, unit, label)
         if name and name.lower() in terms.GREEK_NAMES and _is_symbol(key) and name not in b.aliases:
-            made.append(b.add(_symbol_check(key, expect, label)))  # λ: lam, lambda_, ... and the label's words
+            made.append(b.add(_symbol_check(key, key_expect, label)))  # λ: lam, lambda_, ... and the label's words
             continue
         if name:
-            made.append(b.add(_value_check(name, expect)))
+            made.append(b.add(_value_check(name, key_expect)))
             continue
         words = key.strip().split()
-        if len(words) >= 2 and words[-1].lower() in terms.generic_keys() and _is_symbol(words[-1]) and not isinstance(expect, str):
+        if len(words) >= 2 and words[-1].lower() in terms.generic_keys() and _is_symbol(words[-1]) and not isinstance(key_expect, str):
             compound = " ".join(words[-2:])  # "initial dim" -> initial_dim, not a symbol "dim"
-            made.append(b.add(_value_check(terms.canonical_name(compound, b.aliases) or terms.identifier(compound).lower(), expect)))
+            made.append(b.add(_value_check(terms.canonical_name(compound, b.aliases) or terms.identifier(compound).lower(), key_expect)))
             continue
         if words and _is_symbol(words[-1]):  # "Reynolds number Re", "l", "ranks r": the symbol, named by its words
-            made.append(b.add(_symbol_check(words[-1], expect, label, " ".join(words[:-1]))))
+            made.append(b.add(_symbol_check(words[-1], key_expect, label, " ".join(words[:-1]))))
+            continue
+        identifier = words[-1] if words and re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+", terms.ascii_symbol(words[-1])) else ""
+        if identifier and len(words) > 1:  # "finetuned on 200 trajectories with lambda_VAE=1": lambda_VAE
+            made.append(b.add(_value_check(terms.canonical_name(identifier, b.aliases) or terms.identifier(identifier).lower(), key_expect)))
+            continue
+        counted = _counted_symbol(key)
+        if counted:  # "Three lambda settings used for ... = [0.7, 0.8, 0.9]": lambda's values
+            made.append(b.add(_symbol_check(counted, key_expect, label)))
             continue
         head = _head_phrase(key)
-        if head and not isinstance(expect, str):
-            made.append(b.add(ValueCheck(name=head, expect=expect)))
+        if head and (not isinstance(key_expect, str) or re.fullmatch(r"[a-z_]\w*", key.strip())):
+            made.append(b.add(ValueCheck(name=head, expect=key_expect)))
+            continue
+        fallback = _fallback_name(key, label, b) if len(keys) == 1 and _is_description(key) else None
+        if fallback:  # "Task type for MS-COCO: controlling ... = multilabel_classification": the label names it
+            made.append(b.add(_value_check(fallback, key_expect)))
             continue
         return [], f"no parameter name for '{key.strip()}' (add an alias)"
     if re.search(r"(?<![\w.])\d", match.group("keys")):  # "trained for 100k steps with KL weight beta=1e-3"
         more, _ = _compile_quantities(match.group("keys"), b)
         made.extend(more)
+    rest = re.sub(r"\([^()]*\)", lambda m: " " * len(m.group(0)), rest)  # "(stage 1, 32-frame)": a remark
+    if re.match(r"\s*(?:with|and|using|plus|of)\b", rest) and re.search(r"(?<![\w.§])\d", rest):
+        # "t in [0, 1] with N=30 steps": the prose after the value states more values; "is achieved by ..." not
+        inline, remaining = _inline_assignments(rest, b)
+        more, unnamed = _compile_quantities(remaining, b, "")
+        made.extend(inline + more)
+        if unnamed:
+            return made, f"number(s) {', '.join(unnamed[:3])} with no parameter name"
     return made, ""
+
+
+def _list_key(body: str) -> re.Match | None:
+    """A noun phrase then a bracketed list with prose after it; None when the phrase is a sentence."""
+    match = _LIST_KEY_RE.match(body)
+    if not match or not match.group("rest").strip() or re.search(r"\b(?:is|are|was|were|uses?|has|have)\b", match.group("keys")):
+        return None
+    return match
+
+
+_TRAILING_VALUE = re.compile(r"=\s*(?P<value>[^=;:]+?)\s*\.?\s*$")
+
+
+def _claim_lead(text: str, b: _Builder) -> tuple[str | None, Any]:
+    """SA-Bench's "<what it is>; <how it is used> = <value>" claims: the first fragment (or the claim's label)
+    is a noun phrase with no number, the claim ends with "= value". Returns (name, value) or (None, None)."""
+    trailing = _TRAILING_VALUE.search(text)
+    value = numbers.parse_value(trailing.group("value")) if trailing else None
+    if value is None or isinstance(value, bool):
+        return None, None
+    spans = split_fragments(text)
+    first = text[spans[0][0] : spans[0][1]] if spans else ""
+    labelled = _LABEL_RE.match(first)
+    lead = labelled.group("label") if labelled else first
+    if len(spans) < 2 and not labelled or re.search(r"[\d=<>≤≥]", lead) or len(lead.split()) > 10 or ":" in lead:
+        return None, None
+    value_of = re.match(r"^\s*(?:the\s+)?values?\s+of\s+(?P<symbol>\S+)", lead, re.IGNORECASE)
+    if value_of and _is_symbol(value_of.group("symbol")):
+        return terms.identifier(value_of.group("symbol")).lower(), value  # "Value of lambda achieving zero loss"
+    return _name_for(lead, b.aliases) or _head_phrase(lead), value
+
+
+def _lead_value_fragment(body: str, masked: str, b: _Builder, made: list[int], reason: str) -> tuple[list[int], str]:
+    """A fragment of a lead-named claim: "... R(theta, lambda) <= 0.4 = 0.4" (the claim's value, stated with
+    its derivation) or "normalized to 1" (the value restated). Numbers equal to the value are the value."""
+    trailing = _TRAILING_VALUE.search(body)
+    ends_with_value = bool(trailing) and _same_number(numbers.parse_value(trailing.group("value")), b.lead_value)
+    rest = masked[: trailing.start()] if trailing and ends_with_value else masked
+    others = [
+        q for q in numbers.find_numbers(_mask_formula_spans(rest))
+        if not _same_number(q.value, b.lead_value) and not _inside_parentheses(rest, q.start) and not _complement(q, b.lead_value)
+    ]
+    if made and not ends_with_value:
+        return made, reason
+    if not ends_with_value and (others or not numbers.find_numbers(rest)):
+        return made, reason
+    if others and not _is_derivation(rest):
+        return made, reason
+    index = b.add(_value_check(b.lead_name, b.lead_value)) if b.lead_name else -1
+    return ([*made, index] if index >= 0 else made), ""
+
+
+def _complement(q: numbers.Quantity, value: Any) -> bool:
+    """"90% coverage" restating a miscoverage of 0.1: a percentage that is one minus the value."""
+    return q.percent and isinstance(value, (int, float)) and 0 < value < 1 and _same_number(q.value, 1 - value)
+
+
+def _same_number(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return False
+    if isinstance(a, list) or isinstance(b, list):
+        return a == b
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1.0)
+
+
+def _is_derivation(text: str) -> bool:
+    """Text that derives a value ("l(z, lambda) = (1/K) * sum_{k=1}^K ..."): its numbers are the formula's."""
+    return bool(re.search(r"[*/^]|\bsum\b|\\sum|[A-Za-z]\w*\([^()]*\)\s*(?:=|<=|>=|<|>)", text))
+
+
+_DTYPE_RE = re.compile(
+    r"\b(?:torch\.)?(?P<dtype>bfloat16|float16|float32|float64|fp16|bf16|fp32|tf32|int8)\b(?:\s+[a-z]+){0,3}?\s+precision\b",
+    re.IGNORECASE,
+)
+
+
+@functools.cache
+def _string_setting_regex() -> re.Pattern | None:
+    names = terms.section("string_settings")
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?:^|(?<=[,:;(]\s)|(?<=\busing\s)|(?<=\bwith\s)|(?<=\ba\s))(?P<value>[A-Za-z][A-Za-z]*\d*(?:\.\d+)?)\s+(?P<name>{alternatives})\b", re.IGNORECASE)
+
+
+def _string_settings(body: str, b: _Builder) -> list[int]:
+    """"bior2.4 wavelet", "zero padding mode", "bfloat16 precision": a named setting whose value is a word."""
+    made = []
+    for match in _DTYPE_RE.finditer(body):
+        made.append(b.add(ValueCheck(name="dtype", expect=match.group("dtype").lower())))
+    regex = _string_setting_regex()
+    lookup = {terms.normalise_phrase(k): str(v) for k, v in terms.section("string_settings").items()}
+    for match in regex.finditer(body) if regex else ():
+        value = match.group("value")
+        known = {str(v).lower() for v in terms.section("string_settings_values").get("words") or []}
+        if not (re.search(r"\d", value) or value.lower() in known) or terms.find_apis(value):
+            continue  # "sym4", "bior2.4" (a family and an order) or a known value word ("periodic", "zero")
+        made.append(b.add(ValueCheck(name=lookup[terms.normalise_phrase(match.group("name"))], expect=value)))
+    return made
+
+
+_MODEL_ID = re.compile(r"^(?P<id>[A-Za-z][\w.]*(?:-[\w.]+)*-\d+(?:\.\d+)?[bBmMkK]?(?:-[\w.]+)*)(?=\s*(?:\(|$|,|;))")
+
+
+def _labelled_model(label: str, body: str, b: _Builder) -> list[int]:
+    """"Target model: llama-13b (rank #129)": a model chosen by name, under a label that says which role it has."""
+    head = _head_phrase(label)
+    match = _MODEL_ID.match(body.strip())
+    if not head or not match or not re.fullmatch(r"(?:[a-z]+_)?(?:model|backbone|checkpoint|teacher|student)", head):
+        return []
+    return [b.add(ValueCheck(name=head, expect=match.group("id")))]
+
+
+def _leading_number(body: str) -> Any:
+    """The number a labelled body starts with when prose follows it ("0.1% (1/1000) of each dataset"); None
+    when the body starts otherwise or states a second, different number outside parentheses."""
+    first = numbers.find_numbers(body)
+    if not first or first[0].start != 0 or _SHAPE_TAIL.match(body, first[0].end) or body[first[0].end : first[0].end + 1] == "-":
+        return None  # "120x16 spatial", "0.5-degree resolution": the number has its own name
+    follower = re.match(r"\s*(?:\([^()]*\)\s*)?(?P<word>[A-Za-z]+)?", body[first[0].end :])
+    if follower and follower.group("word") and follower.group("word").lower() not in ("of", "for", "per", "in", "across", "on", "at"):
+        return None  # "22 evaluated models": the noun names it; "1 if ..., 0 otherwise": a case
+    outside = [q for q in first[1:] if not _inside_parentheses(body, q.start)]
+    return first[0].value if not outside else None
+
+
+def _counted_symbol(key: str) -> str | None:
+    """"Three lambda settings used for ..." -> lambda: a count word, one paper symbol, a word saying they vary."""
+    head = _STOP_HEAD.split(terms.ascii_symbol(key), maxsplit=1)[0].split()
+    while len(head) > 2 and head[-1].lower() in _NAME_TAIL:
+        head.pop()
+    if len(head) == 2 and head[0].lower() in _COUNT_WORDS and _is_symbol(head[1]):
+        return head[1]
+    return None
+
+
+def _fallback_name(key: str, label: str, b: _Builder) -> str | None:
+    """The name of a value whose key is a description, not a name: the fragment's label, else the claim's
+    leading noun phrase ("Maximum possible loss; used as ... = 1")."""
+    if label and not _COUNT_LABEL.search(label):
+        return _name_for(label, b.aliases) or _head_phrase(label)
+    return None
+
+
+def _is_description(key: str) -> bool:
+    """Plain words with no symbol, identifier or number: a description of a value, not its name."""
+    return all(re.fullmatch(r"[a-z][a-z\-]*", w) for w in key.split()) and len(key.split()) >= 3
 
 
 _SHAPE_TAIL = re.compile(r"(?:\s*[x×]\s*\d{1,5}(?![\d.]))+")
@@ -462,7 +698,9 @@ _NOT_COUNTS = {
 }  # fmt: skip
 
 
-_JOINER = re.compile(r"[\s:=(]*(?:of|is|to|was|=|:|set to|is set to)?[\s:=(~≈]*", re.IGNORECASE)
+_JOINER = re.compile(
+    r"[\s:=(]*(?:(?:assumed|assumption|level|value|setting)\s+)?(?:of|is|to|was|=|:|set to|is set to)?[\s:=(~≈]*", re.IGNORECASE
+)  # "detection accuracy assumption of 95%"
 
 
 def _tail_after_phrase(before: str, phrase: tuple[str, int, int]) -> str:
@@ -483,6 +721,8 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
     label of a fragment that is only a number ("Batch size varies per task: 30 (CoLA)")."""
     made: list[int] = []
     unnamed: list[str] = []
+    pending: list[numbers.Quantity] = []
+    pending_qualifier: dict[int, str] = {}
     last_end = 0
     label_phrase = terms.find_phrase(label) if label else None
     shape_end = -1
@@ -490,15 +730,27 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         if q.start < shape_end:
             continue  # a later dimension of a shape read below
         before = body[last_end : q.start]
+        interval = re.search(r"\b(?P<verb>[a-z]+ed)\s+every\s*$", before)
+        if interval and isinstance(q.value, int) and _INTERVAL_VERBS.get(interval.group("verb")):
+            made.append(b.add(_value_check(_INTERVAL_VERBS[interval.group("verb")], q.value)))  # "evaluated every 500 steps"
+            last_end = q.end
+            continue
         if re.search(r"\b(?:per|every)\s*$|\$\s*$", before):
             last_end = q.end
             continue  # "per 1M tokens", "every 1,000 steps", "$5.00": a rate, an interval or a price
+        length_of = re.search(r"\b(?P<noun>[a-z]{3,})\s+of\s+length\s*$", before)
+        if length_of and isinstance(q.value, int):  # "trajectories of length 4", "sequences of length 512"
+            noun = length_of.group("noun")
+            noun = noun[:-3] + "y" if noun.endswith("ies") else noun[:-1] if noun.endswith("s") else noun
+            made.append(b.add(_value_check(f"{noun}_length", q.value)))
+            last_end = q.end
+            continue
         if re.match(r"(?:[-–]|\s+to\s+)\d", body[q.end : q.end + 6]) or re.search(r"\d(?:[-–]|\s+to\s+)$", body[max(0, q.start - 6) : q.start]):
             last_end = q.end
             continue  # "AR steps: 6-7", "by 1 to 50 positions": a range, not the value 6 (nor 7)
         shape = _SHAPE_TAIL.match(body, q.end) if isinstance(q.value, int) and not q.percent else None
         if shape:  # "16×256×256": one value, the whole shape
-            q = dataclasses.replace(q, value=[q.value, *map(int, re.findall(r"\d+", shape.group(0)))], end=shape.end())
+            q = dataclasses.replace(q, value=[q.value, *map(int, re.findall(r"\d+", shape.group(0)))], end=shape.end(), unit="")
             shape_end = shape.end()
         after = body[q.end : q.end + 40]
         name = None
@@ -514,38 +766,100 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             phrase_after = terms.find_phrase(" ".join(following))  # "100 denoising steps" before "steps" alone
             if phrase_after and phrase_after[1] == 0 and len(phrase_after[0]) and " " in " ".join(following)[: phrase_after[2]]:
                 name = phrase_after[0]
+        if name is None and isinstance(q.value, int) and q.value >= 16 and re.match(r"d\b", after):
+            name = "hidden_size"  # "L-138M/768d": a model width
+        unit_adjective = re.match(r"-[a-z]+\s+(?P<np>(?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)", after)
+        if name is None and unit_adjective:  # "0.25-degree latitude-longitude resolution"
+            np_text = unit_adjective.group("np")
+            hit = terms.find_phrase(np_text)
+            if hit and hit[2] >= len(terms.normalise_phrase(terms.ascii_symbol(np_text))) - 1:
+                name = hit[0]
         adjective = re.match(r"-(?P<w>[a-z]{3,})\b", after) if isinstance(q.value, int) else None
         if name is None and adjective:  # "a 49-frame video", "a 3-layer MLP": the unit, made plural
             plural = adjective.group("w") + "s"
             known = terms.find_phrase(plural)
             name = terms.unit_name(plural) or (known[0] if known and known[1] == 0 else None)
         if name is None and isinstance(q.value, int):
-            for w in following:
+            for j, w in enumerate(following):
                 if terms.unit_name(w):
                     name = terms.unit_name(w)
+                    qualifier = _COUNT_QUALIFIERS.get(following[j - 1].lower()) if j else None
+                    if qualifier and name.startswith("num_"):
+                        name = f"num_{qualifier}_{name[4:]}"  # "50 positive samples"
                     break
         if name is None and q.unit not in _NON_PARAM_UNITS and following:
             phrase_after = terms.find_phrase(" ".join(following))
             if phrase_after and phrase_after[1] == 0:
                 name = phrase_after[0]
+        rate = re.match(r"\s*(?:x\s+)?(?P<np>(?:[a-z][a-z\-]*\s+){0,2}(?:rate|ratio|accuracy|probability|fraction|proportion|factor))\b", after if q.percent or q.unit == "x" else "")
+        if name is None and rate and (q.percent or q.unit == "x"):
+            words = [w for w in rate.group("np").split() if w not in ("symmetric", "the", "a", "an")]
+            known = terms.canonical_name(" ".join(words))
+            name = known or (terms.identifier(" ".join(words)).lower() if len(words) >= 2 else None)  # "5% false positive rate"
         in_list = bool(re.search(r"\d\s*(?:,|\band\b|\bor\b)\s*$", before))  # "0, 1, 2, 3 levels": the noun counts a list
         if name is None and isinstance(q.value, int) and q.value >= 2 and not q.percent and not in_list:
-            plural = re.match(r"\s*(?:[A-Za-z][\w\-]*\s+){0,2}?(?P<noun>[a-z]{3,}s)\b", after)
-            if plural and plural.group("noun") not in _NOT_COUNTS:
-                name = "num_" + plural.group("noun")
+            plural = re.match(r"\s*(?P<mods>(?:[A-Za-z][\w\-]*\s+){0,3}?)(?P<noun>[A-Za-z][a-z]{2,}s)\b", after)
+            noun = plural.group("noun").lower() if plural else ""
+            if plural and noun.endswith("ss"):  # "80 class text prompts": "class" is not a plural
+                plural = re.match(r"\s*(?P<mods>(?:[A-Za-z][\w\-]*\s+){0,3}?)(?P<noun>[A-Za-z][a-z]{2,}[^s]s)\b", after)
+                noun = plural.group("noun").lower() if plural else ""
+            if plural and noun not in _NOT_COUNTS and (plural.group("noun")[0].islower() or not plural.group("mods").strip()):
+                mods = plural.group("mods").split()
+                qualifier = _COUNT_QUALIFIERS.get(mods[-1].lower()) if mods else None
+                name = f"num_{qualifier}_{noun}" if qualifier else "num_" + noun  # "50 negative samples"
         if name is None and i == 0 and label_phrase and not body[: q.start].strip():
             name = label_phrase[0]
+        split = _SPLIT_LABELS.get(label.strip().lower()) if label else None
+        if name is None and i == 0 and split and isinstance(q.value, int) and not body[: q.start].strip():
+            name = f"num_{split}_samples"  # "test: 50 (control), 2000 (super-res)": the split's sizes, per case
+        if name is None and i == 0 and b.previous_name and re.fullmatch(r"\s*(?:for|in|on)\b[^\d]*", body[q.end :]) and not body[: q.start].strip():
+            name = b.previous_name  # "2x10^3 samples for ODE1, 1x10^3 for PDE3": the same quantity, another case
         last_end = q.end
+        if name is None and re.match(r"\s*(?:and|or)\s+[-+]?\d", after):
+            pending.append(q)  # "500 and 100 samples": named with the number after it
+            continue
+        qualified = re.match(r"\s*(?P<q>[a-z]+)\s*(?:\+|and|or)\s*\d+\s+(?P<q2>[a-z]+)\s+[a-z]+s\b", after)
+        if name is None and qualified and qualified.group("q") in _COUNT_QUALIFIERS and qualified.group("q2") in _COUNT_QUALIFIERS:
+            pending_qualifier[id(q)] = _COUNT_QUALIFIERS[qualified.group("q")]
+            pending.append(q)  # "6 static + 4 dynamic layers": num_static_layers and num_dynamic_layers
+            continue
         if name is None:
+            for earlier in pending:
+                unnamed.append(earlier.raw)
+            pending = []
             if not _inside_parentheses(body, q.start):
                 unnamed.append(q.raw)  # a number in a parenthetical remark qualifies, it is not a claim
             continue
+        for earlier in pending:
+            own = pending_qualifier.get(id(earlier))
+            kind = re.match(r"num_[a-z]+_(?P<noun>[a-z]+)$", name) if own else None
+            made.append(b.add(_value_check(f"num_{own}_{kind.group('noun')}" if kind else name, earlier.value)))
+        pending = []
         made.append(b.add(_value_check(name, q.value)))
+        paired = re.match(r"\s*[A-Za-z][\w\-]*/(?P<other>[A-Za-z][\w\-]*)\b", after)
+        other = terms.find_phrase(paired.group("other")) if paired else None
+        if other and other[1] == 0 and other[0] != name:  # "5% FPR/FNR": the value of both
+            made.append(b.add(_value_check(other[0], q.value)))
+    unnamed.extend(q.raw for q in pending)
     return made, unnamed
 
 
+_SPLIT_LABELS = {"train": "train", "training": "train", "test": "test", "testing": "test", "val": "val", "validation": "val"}
+_INTERVAL_VERBS = {
+    "evaluated": "eval_interval", "validated": "eval_interval", "saved": "save_interval", "checkpointed": "save_interval",
+    "logged": "log_interval", "recomputed": "update_interval", "updated": "update_interval", "refreshed": "update_interval",
+    "synchronized": "sync_interval", "synced": "sync_interval", "resampled": "resample_interval",
+}  # fmt: skip  # "rankings recomputed every 1,000 interactions" -> update_interval
+_COUNT_QUALIFIERS = {
+    "positive": "positive", "negative": "negative", "training": "train", "train": "train", "test": "test",
+    "testing": "test", "validation": "val", "val": "val", "calibration": "calibration", "labeled": "labeled",
+    "unlabeled": "unlabeled", "labelled": "labeled", "unlabelled": "unlabeled", "static": "static",
+    "dynamic": "dynamic", "encoder": "encoder", "decoder": "decoder", "hidden": "hidden",
+}  # fmt: skip  # "50 negative samples" -> num_negative_samples, "6 encoder layers" -> num_encoder_layers
+
+
 _INLINE_RE = re.compile(
-    r"(?<![\w.{^_])(?P<key>[A-Za-z][\w']*)\s*(?:=|∈)\s*(?P<val>[\[{][^\]}]*[\]}]|[-+−]?[\d.]+(?:[eE][-+−]?\d+)?(?:\s*[x×]\s*10\^?-?\d+)?(?:/\d+(?:\.\d+)?)?[kKMB%]?)(?![\w.])(?!\s+if\b)"
+    r"(?<![\w.{^_\-+*/])(?P<key>[A-Za-z][\w']*)\s*(?:=|∈)\s*(?P<val>[\[{][^\]}]*[\]}]|[-+−]?(?:\d{1,3}(?:,\d{3})+(?!\d)|[\d.]+)(?:[eE][-+−]?\d+)?(?:\s*[x×]\s*10\^?-?\d+)?(?:/\d+(?:\.\d+)?)?[kKMB%]?)(?![\w.])(?!\s+if\b)"
 )
 
 
@@ -634,6 +948,9 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
     for metric in _listed_metrics(text):
         if metric.lower() not in known:
             out.append(b.add(ProtocolCheck(rule="metric", expect=metric)))
+    if dimension in (Dimension.protocol, Dimension.ordering):  # "evaluated with and without X (ABBR)"
+        for name, spellings in protocol_claims.ablated_components(text):
+            out.append(b.add(ProtocolCheck(rule="baseline", name=name, **({"aliases": spellings} if spellings else {}))))
     return out
 
 
@@ -680,6 +997,10 @@ def _listed_metrics(text: str) -> list[str]:
     return out
 
 
+_DEFINITION = re.compile(r"^\s*[A-Za-z]\w{0,12}\s*=\s*(?:[a-z][a-z\-/]*\s+){1,8}[a-z][a-z\-/]*\s*(?:\([a-z\s\-+/]*\))?\s*$")
+# "m = max actions per user account (rate limit)": the meaning of a symbol of a formula
+
+
 def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
     found = formulas.find_formula(text)
     if found is None:
@@ -702,7 +1023,7 @@ def _context_reason(text: str, dimension: Dimension, label: str = "") -> str | N
     if dimension == Dimension.numerical and _DATA_STAT_RE.search(text) and "=" not in text:
         return "dataset statistic or parameter count: not set by code"
     starts_with_params = re.match(r"\s*(?:tunable |trainable |learnable )?(?:param|params|parameters)\b", text, re.IGNORECASE)
-    if dimension == Dimension.numerical and (starts_with_params or re.search(r"\b(?:counts?|statistics|stats)\b", label, re.IGNORECASE)):
+    if dimension == Dimension.numerical and (starts_with_params or re.search(r"\b(?:counts|statistics|stats)\b", label, re.IGNORECASE)):
         return "dataset statistic or parameter count: not set by code"
     words = set(re.findall(r"[a-z0-9$]+", lowered))
     if words & terms.context_words() or "$" in text:
@@ -734,7 +1055,7 @@ _FORMULA_SPANS = (
     re.compile(r"\b[\w']+\s*=\s*[^\s,;]+\s+if\b[^,;]*", re.IGNORECASE),  # m_i = 1 if i >= P: a piecewise case
     re.compile(r"\b[\w']+\s*=[^=,;\n]*[*/^][^=,;\n]*=\s*[-\d.]+"),  # eta = (4 * 16^2)^2 / (...) = 15: derived
     re.compile(r"\b(?:else|otherwise)\s+[A-Za-z]\w*\s*=\s*[^\s,;]+", re.IGNORECASE),  # ... if k > 1 else z = 0
-    re.compile(r"\b(?:if|when|while|unless|where)\s+[A-Za-z]\w*\s*(?:[<>≤≥]=?|==|!=)\s*[^\s,;]+", re.IGNORECASE),  # if k > 1
+    re.compile(r"\b(?:if|when|while|unless|where|for)\s+[A-Za-z]\w*\s*(?:[<>≤≥]=?|==|!=)\s*[^\s,;]+", re.IGNORECASE),  # if k > 1
     re.compile(r"\b(?:step|stage|epoch|layer|chunk|frame|level|phase|block)\s+\d+(?:\s*[-–]\s*\d+)?(?![\w.%])|\b(?:steps|stages|layers|chunks|frames|levels|phases|blocks)\s+\d+\s*[-–]\s*\d+(?![\w.%])"),  # step 1, steps 2-6: indexes
     re.compile(r"(?<![\w\s])\[[^\[\]]*=[^\[\]]*\]|(?<=\w)\[[^\[\]]*=[^\[\]]*\]"),  # u[0:S, t=0]: an index
     re.compile(r"(?<![\w.])[A-Za-z]{1,3}(?:_\w+)?\([^()]*=[^()]*\)"),  # v(x, t=0): a function's argument
@@ -759,7 +1080,9 @@ def _mask_model_names(text: str) -> str:
     """``Mistral-7B``, ``Llama-3.2 3B``, ``A100``, citations and cross-references: names with digits, not
     values (blanked so no number is read from them)."""
     text = _CITATION_RE.sub(lambda m: "§" * len(m.group(0)), text)
-    return _MODEL_NAME_RE.sub(lambda m: "§" * len(m.group(0)), text)
+    return _MODEL_NAME_RE.sub(
+        lambda m: m.group(0) if re.fullmatch(r"[x×]\d+(?:\.\d+)?[eE][-+]?\d+", m.group(0)) else "§" * len(m.group(0)), text
+    )  # "x1e-2" after a list is its multiplier, not a name
 
 
 def _fragment(
@@ -768,15 +1091,38 @@ def _fragment(
     body = text.strip()
     b.fragment, b.ambiguous = body, []
     label_text = claim_label
+    names_text = ""
     label = _LABEL_RE.match(body)
     if label and (not re.search(r"\d", label.group("label")) or len(label.group("label")) > 25):
         body = label.group("body").strip()
         label_text = label.group("label")
+        inner = _LABEL_RE.match(body)
+        bare_range = inner and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*[-–]\s*\d+(?:\.\d+)?\s*", inner.group("body"))
+        if inner and not bare_range and len(inner.group("label").split()) <= 4 and not re.search(r"\d", inner.group("label")):
+            names_text = body  # "MSR-VTT test: 2990 videos": the inner label still names the dataset
+            body, label_text = inner.group("body").strip(), inner.group("label")  # "config: AR steps: 6-7"
     masked = _mask_formula_spans(_mask_model_names(context.mask(body)))
+    if dimension == Dimension.numerical and _PARAMETER_LABEL.search(label_text):
+        # "two parameter variants: 16M (base dims 64) and 87M (base dims 128)": the sizes are parameter counts,
+        # the settings that give them are in the parentheses
+        masked = re.sub(r"(?<![\w.])~?\d+(?:\.\d+)?\s*[KMB]\b", lambda m: "§" * len(m.group(0)), masked)
+        masked = masked.replace("(", " ").replace(")", " ")
+        if not re.search(r"(?<![\w.§])\d", masked):
+            return Fragment(text, "context", "parameter count: follows from the architecture, not set by code")
     made, reason = _formula_check(body, b)
+    if not made and not reason and dimension == Dimension.numerical and re.search(r"=.*: [A-Za-z]\w*\s*=", body):
+        # "Parameters of the cost model c = a * N + b: N = total actions": the formula, then a symbol's meaning
+        equation = re.search(r"[A-Za-z_][\w{}^]*\s*=.*$", body.split(": ")[0])  # drop the prose before the symbol
+        made, reason = _formula_check(equation.group(0), b) if equation else ([], "")
+        if made and _DEFINITION.match(body.split(": ", 1)[1]):
+            return Fragment(text, "typed", reason, tuple(made))
+        made, reason = ([], "") if not made else (made, reason)
     if not made and not formulas_only:
         sampled, masked = _distribution_checks(masked, b)
         made, reason = _compile_assignment(masked, b, label_text, own_label=label_text != claim_label or body != text.strip())
+        statistics = dimension == Dimension.numerical and _STATISTICS_LABEL.search(label_text or "")
+        if not made and statistics and not re.search(r"=", masked):
+            return Fragment(text, "context", "dataset statistic: a property of the data, not set by code")
         if not made:
             inline, rest = _inline_assignments(masked, b)
             quantities, unnamed = _compile_quantities(rest, b, label_text)
@@ -787,14 +1133,22 @@ def _fragment(
                 reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name" if unnamed else ""
             elif unnamed and not reason:
                 reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name"
-        named = _api_checks(body, b) + _protocol_checks(body, b, dimension)
+        made += _string_settings(body, b) if dimension in (Dimension.numerical, Dimension.methodological) else []
+        if not made and dimension == Dimension.numerical and label_text and body != text.strip():
+            made += _labelled_model(label_text, body, b)
+        named = _api_checks(names_text or body, b) + _protocol_checks(names_text or body, b, dimension)
         if named and not made and not sampled and not reason and dimension == Dimension.methodological:
             rest = _unexplained_words(body)
-            if len(rest) > _MAX_UNEXPLAINED_WORDS:
+            untyped = formulas.find_formula(body)  # "softmax(QK^T / √d) V with a causal mask": the formula too
+            if untyped is not None and untyped.expect is None and untyped.latex is None:
+                reason = f"describes more than the named API(s): a formula not translated ({untyped.reason})"
+            elif len(rest) > _MAX_UNEXPLAINED_WORDS:
                 reason = f"describes more than the named API(s): '{' '.join(rest[:6])} ...'"
         made += sampled + named
     reason = re.sub(r"§+", "…", reason)  # masked model names, shown as an ellipsis
     made = [m for m in made if m >= 0]
+    if b.lead_name and dimension == Dimension.numerical and (not made or reason):
+        made, reason = _lead_value_fragment(body, masked, b, made, reason)
     if b.ambiguous and not reason:
         reason = f"'{b.ambiguous[0]}' is ambiguous here (no context word says which parameter it is)"
     if made:
@@ -809,6 +1163,8 @@ def _fragment(
     legacy = _context_reason(masked if dimension == Dimension.numerical else text, dimension, label_text)
     if legacy and (not reason or legacy.startswith(("hardware", "dataset statistic"))):
         return Fragment(text, "context", legacy)
+    if not reason and dimension == Dimension.numerical and _DEFINITION.match(body):
+        return Fragment(text, "context", "definition: what a symbol stands for, no value")
     if not reason:
         reason = "no value, name, formula or sequence the compiler can type"
     return Fragment(text, "leftover", reason)
@@ -853,15 +1209,34 @@ def _compile_cached(
             covered.append((span[0], span[1], [index], "list"))
     baselines, spans = find_baselines(text)
     if baselines and sau.dimension in (Dimension.protocol, Dimension.ordering):
-        made = [b.add(ProtocolCheck(rule="baseline", name=name)) for name in baselines]
+        made = [
+            b.add(ProtocolCheck(rule="baseline", name=name, **_baseline_aliases(name))) for name in baselines
+        ]
         for span in spans:
             covered.append((span[0], span[1], made, "baseline"))
+    # pseudo-code listings (verifier/compiler/pseudocode.py) and "where:" glossaries of the claim's formulas
+    listing = pseudocode.read_listing(text)
+    if listing is not None:
+        listed = [b.add(c) for c in listing.checks]
+        for (start, end), made in listing.covered:
+            covered.append((start, end, [listed[i] for i in made] or listed, "pseudocode"))
+    for start, end, made in formulas.glossary_spans(
+        text,
+        split_fragments(text),
+        lambda piece: m.group("body").strip()
+        if (m := _LABEL_RE.match(piece.strip())) and (not re.search(r"\d", m.group("label")) or len(m.group("label")) > 25)
+        else piece.strip(),
+        lambda body: _formula_check(body, b)[0],
+    ):
+        covered.append((start, end, made, "glossary"))
 
+    b.lead_name, b.lead_value = _claim_lead(text, b)
     current_label, previous_end = claim_label, 0
     for start, end in split_fragments(text):
         piece = text[start:end]
         if re.search(r"[.;\n]", text[previous_end:start]):
             current_label = claim_label  # a new sentence: the previous sentence's label no longer applies
+            b.previous_name = None
         own = _LABEL_RE.match(piece)
         if own and len(own.group("label")) <= 60:
             current_label = own.group("label")  # "Batch size varies per task: 30 (CoLA), 128 (RTE)" names both
@@ -873,7 +1248,14 @@ def _compile_cached(
             or (start <= c[0] < end <= c[1])  # a label, then the structure runs on: "Dataset split: 70% training"
             or (start <= c[0] and c[1] <= end)
         ]
-        if inside and inside[0][3] == "list":  # its items are the list's, read once as a whole
+        runs_past = [c for c in covered if c[3] == "list" and c[0] <= start < c[1] < end and c not in inside]
+        if runs_past:  # "... 2, and 1 to the four input states": the list's last item, then more text
+            tail = _fragment(text[runs_past[0][1] : end], sau.dimension, b, False, current_label)
+            extra = tail.checks if tail.outcome == "typed" else ()
+            numbered = re.search(r"(?<![\w.])\d", text[runs_past[0][1] : end])
+            reason = tail.reason if tail.outcome != "context" and numbered else ""  # "... to the four input states"
+            frag = Fragment(piece, "typed", reason, tuple(sorted({*runs_past[0][2], *extra})))
+        elif inside and inside[0][3] == "list":  # its items are the list's, read once as a whole
             frag = Fragment(piece, "typed", "", tuple(inside[0][2]))
         elif inside and inside[0][3] == "order":
             frag = _fragment(piece, sau.dimension, b, True, current_label)
@@ -884,6 +1266,8 @@ def _compile_cached(
             frag = Fragment(piece, "typed", "", tuple(sorted({*inside[0][2], *extra})))
         else:
             frag = _fragment(piece, sau.dimension, b, False, current_label)
+        named = [b.checks[i] for i in frag.checks if i < len(b.checks) and isinstance(b.checks[i], ValueCheck)]
+        b.previous_name = named[-1].name if len(named) == 1 else None
         out.fragments.append(frag)
 
     out.checks = [_validated(c) for c in b.checks]

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from verifier.compiler import protocol_claims
+
 _HARDWARE = re.compile(
     r"(?<![\w.])(?:\d+\s*[x×]?\s*)?(?:NVIDIA|AMD|Intel|Xeon|EPYC|Tesla|GeForce|RTX|TPU(?:v\d)?|GPUs?|CPUs?|A100|H100|V100|"
     r"A6000|A40|L40S?|P100|K80|RTX\s?\d{4}|RAM|VRAM|workstation|\d+-Core|processors?)\b(?:\s+[A-Z]?\d{2,5}[A-Za-z]*\b)?",
@@ -31,8 +33,9 @@ _HARDWARE = re.compile(
 _BRACKET_CITE = re.compile(r"\[\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\]")  # "[12]": only a whole fragment, a list looks the same
 _MEMORY = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes?)\b")
 _TIME = re.compile(
-    r"(?<![\w.])\d+(?:\.\d+)?\s*(?:GPU[- ]?)?(?:hours?|hrs?|h|minutes?|mins?|seconds?|secs?|days?|weeks?|ms)\b|"
-    r"\bwall[- ]?clock\b|\bGPU[- ]hours?\b|\$\s*\d[\d,.]*",
+    r"(?<![\w.])\d+(?:\.\d+)?(?:\s*[-–]\s*\d+(?:\.\d+)?)?\s*(?:GPU[- ]?)?(?:hours?|hrs?|h|minutes?|mins?|seconds?|secs?|days?|weeks?|ms)\b|"
+    r"\bwall[- ]?clock\b|\bGPU[- ]hours?\b|"
+    r"\$\s*\d[\d,.]*(?:\s*(?:per|/)\s*(?:\d+(?:\.\d+)?\s*[KMB]?\s+)?(?:[a-z]+\s+){0,2}(?:tokens?|requests?|queries|calls?|hours?))?",
     re.IGNORECASE,
 )
 _PARAM_COUNT = re.compile(
@@ -44,9 +47,10 @@ _PARAM_COUNT = re.compile(
     re.IGNORECASE,
 )
 _DATA_STAT = re.compile(
-    r"(?<![\w.])\d+(?:[.,]\d+)?\s*[kKMB]?\s+(?:\w+\s+){0,2}?(?:videos?|clips?|images?|captions?|trajectories|"
+    r"(?<![\w.,])(?P<count>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?)\s*[kKMB]?)\s+(?:\w+\s+){0,2}?(?:videos?|clips?|images?|captions?|trajectories|"
     r"votes?|users?|documents?|sentences?|families|combinations|conversations?|annotations?|"
-    r"subjects?|patients?|recordings?)\b",
+    r"subjects?|patients?|recordings?)\b|"
+    r"(?<![\w.])(?P<extent>\d+(?:\.\d+)?\s*(?:km|m|hPa))\s+(?:altitude|height|depth|elevation)\b",
     re.IGNORECASE,
 )
 _CITATION = re.compile(
@@ -81,9 +85,16 @@ def mask(text: str) -> str:
     """``text`` with the spans of hardware, compute, parameter counts, data sizes, citations and reported
     numbers blanked (same length, so offsets still hold)."""
     out = text
-    for regex in (_CITATION, _HARDWARE, _MEMORY, _TIME, _PARAM_COUNT, _DATA_STAT, _RESULT_NUM):
+    for regex in (_CITATION, _HARDWARE, _MEMORY, _TIME, _PARAM_COUNT, _RESULT_NUM):
         out = regex.sub(lambda m: "§" * len(m.group(0)), out)
-    return out
+    # a data size: only the number is blanked, the noun stays ("trajectories of length 4" still names the 4)
+    return _DATA_STAT.sub(lambda m: _blank_group(m, "count") if m.group("count") else "§" * len(m.group(0)), out)
+
+
+def _blank_group(match: re.Match, group: str) -> str:
+    start, end = match.start(group) - match.start(), match.end(group) - match.start()
+    whole = match.group(0)
+    return whole[:start] + "§" * (end - start) + whole[end:]
 
 
 def classify(text: str, result_allowed: bool = True, measured: bool = False) -> str | None:
@@ -95,6 +106,8 @@ def classify(text: str, result_allowed: bool = True, measured: bool = False) -> 
     stripped = text.strip()
     if not stripped:
         return None
+    if measured and (note := protocol_claims.context_note(stripped)):
+        return note  # protocol-claim shapes: table footnotes, quoted numbers, "N/A", study titles (protocol_claims)
     if _CITATION.fullmatch(stripped) or _BRACKET_CITE.fullmatch(stripped) or re.match(r"^\s*(?:reference|references|source|cf)\b", stripped, re.IGNORECASE):
         return "citation: a reference to the literature or the paper"
     checks = (

@@ -1,13 +1,18 @@
 """ASCII, Unicode and LaTeX formulas in claim text -> ``formula`` checks.
 
-The SymPy text is validated with ``ast`` against a whitelist of node types (never evaluated here): the
-formula check parses it later. Notation with no SymPy reading (Σ with bounds, ∇, ⊙, set membership,
-sampling ``~``) is reported with the reason instead of being guessed.
+The SymPy text is validated with ``ast`` against a whitelist of node types (never evaluated here), then read
+by the formula check's own parser (``verifier.symbolic.latex``): a check is only emitted when its paper side
+parses and has something to compare. Papers' notation is translated where it has one reading under the
+check's elementwise semantics (``E_{x}[...]`` a mean, ``‖x‖²₂`` a squared norm, ``Σ_{i=1}^{n}`` a sum and
+``(1/n) Σ_{i=1}^{n}`` a mean, ``⊙`` the elementwise product, ``√x``); notation with no such reading (∇, ∏,
+transposes and matrix products written by juxtaposition, set membership, sampling ``~``) is reported with the
+reason instead of being guessed.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 
@@ -20,11 +25,12 @@ _UNTRANSLATABLE = {
     "∑": "a sum with bounds (∑)",
     "∇": "a gradient (∇)",
     "∂": "a partial derivative (∂)",
-    "⊙": "an element-wise product over a mask (⊙)",
     "∈": "set membership (∈)",
     "←": "an update rule (←)",
     "≈": "an approximation (≈)",
     "∫": "an integral",
+    "integral": "an integral",
+    "\\int": "an integral",
     "∀": "a quantifier",
     "inf{": "an infimum over a set",
     "argmax": "an argmax",
@@ -34,10 +40,16 @@ _UNTRANSLATABLE = {
     "~": "a sampling statement (~)",
     "|": "a conditional or norm bar",
     "ᵀ": "a matrix transpose",
+    "⊤": "a matrix transpose",
     "⁻¹": "a matrix inverse",
+    "^{-1}": "a matrix inverse",
+    "∏": "a product with bounds (∏)",
+    "prod_": "a product with bounds (prod)",
+    "prod(": "a product over a set (prod)",
     "[": "indexing or concatenation",
     "{": "braces (sets or grouping)",
     "d/dt": "a time derivative",
+    "partial_": "a partial derivative (partial_u/partial_p)",
     "/dx": "a derivative",
     "/dt": "a derivative",
 }
@@ -46,6 +58,7 @@ _KNOWN_FUNCS = {
     "min", "max", "clip", "clamp", "abs", "sin", "cos", "mean", "sum", "norm", "sign", "ceil", "floor", "erf",
     "e", "var", "sinh", "cosh", "minimum", "maximum", "where", "softmax", "sigma", "phi", "ln", "tr", "diag",
 }  # fmt: skip
+_NEEDS_ARGUMENT = frozenset("log ln exp sqrt sin cos tanh sigmoid softmax norm mean sum max min".split())
 _ALLOWED = (
     ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant, ast.Load, ast.Add, ast.Sub,
     ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd, ast.Mod, ast.FloorDiv,
@@ -65,14 +78,14 @@ def looks_like_formula(text: str) -> bool:
     """An equation whose right-hand side is an expression, not a plain number or a name."""
     if _LATEX_CMD.search(text):
         return True
-    if "=" not in text:
+    sides = _top_level_sides(text)
+    if len(sides) < 2:
         return False
-    lhs, _, rhs = text.partition("=")
-    rhs = rhs.strip()
+    lhs, rhs = sides[0], "=".join(sides[1:]).strip()
     bare = re.sub(r"\s*\([^()]*\)\s*$", "", rhs)
     if not rhs or rhs.startswith("=") or parse_value(rhs) is not None or parse_value(bare) is not None:
         return False
-    operators = len(re.findall(r"[+\-*/^·×−]|\b(?:exp|log|sqrt|sigmoid|tanh|softmax|min|max|clip)\s*\(", rhs))
+    operators = len(re.findall(r"[+\-*/^·×−√⊙‖Σ∑]|\b(?:exp|log|sqrt|sigmoid|tanh|softmax|min|max|clip)\s*\(", rhs))
     idents = re.findall(r"[A-Za-zα-ωΑ-Ω_][\w']*", ascii_symbol(rhs))
     return operators >= 1 and len(idents) >= 1 and len(lhs.strip()) <= 40
 
@@ -118,30 +131,223 @@ def _flatten_subscripts(text: str) -> str:
     return re.sub(r"_\{([^{}]*)\}", sub, text)
 
 
+def _closing(text: str, start: int, open_: str, close: str) -> int:
+    """Index just past the bracket closing the one at ``start`` (-1 when it never closes)."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == open_:
+            depth += 1
+        elif text[i] == close:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return -1
+
+
+def _subscript_end(text: str, i: int) -> int:
+    """Past a ``_{...}`` / ``_x`` subscript (or a ``^{...}`` / ``^x`` superscript) starting at ``i``; ``i`` if none."""
+    if i < len(text) and text[i] in "_^":
+        if text[i + 1 : i + 2] == "{":
+            end = _closing(text, i + 1, "{", "}")
+            return end if end > 0 else i
+        m = re.match(r"[_^](?:\w+|[α-ωΑ-Ω]\w*)", text[i:])
+        if m:
+            return i + m.end()
+    return i
+
+
 def _expectation_brackets(expr: str) -> str:
-    """``E[ ... ]`` and ``E_{x}[ ... ]`` -> ``E( ... )`` when the brackets balance."""
-    out = expr
+    """``E[ ... ]``, ``E_{z,ε,t} [ ... ]`` and ``𝔼_x[ ... ]`` -> ``mean( ... )`` when the brackets balance: an
+    expectation is a mean over the sampled symbols (the subscript says which; it names nothing in code)."""
+    out = expr.replace("𝔼", "E")
     for _ in range(5):
-        match = re.search(r"\bE(?:_\w+)?\s*\[", out)
+        match = re.search(r"(?<![\w.])E(?=[_\s]*[\[_])", out)
         if not match:
             break
-        depth, i = 1, match.end()
-        while i < len(out) and depth:
-            depth += {"[": 1, "]": -1}.get(out[i], 0)
+        i = _subscript_end(out, match.end())
+        while i < len(out) and out[i] == " ":
             i += 1
-        if depth:
+        if i >= len(out) or out[i] != "[":
             break
-        out = out[: match.start()] + "E(" + out[match.end() : i - 1] + ")" + out[i:]
+        end = _closing(out, i, "[", "]")
+        if end < 0:
+            break
+        out = out[: match.start()] + "mean(" + out[i + 1 : end - 1] + ")" + out[end:]
     return out
 
 
-def to_sympy(text: str) -> tuple[str | None, str]:
-    """SymPy syntax for an ASCII/Unicode expression, or (None, reason)."""
+_NORM_OPEN = re.compile(r"‖|\|\|")
+_NORM_SUFFIX = re.compile(r"(?:_\{?(?:2|F|p)\}?|[₂])?(?:\^\{?2\}?|²)?(?:_\{?(?:2|F)\}?|[₂])?")
+
+
+def _norms(expr: str) -> str:
+    """``‖x‖``, ``‖x‖²₂``, ``||x||^2_F`` -> ``norm(x)`` / ``norm(x)**2``: the L2 and Frobenius norms are both
+    the root of a sum of squares, elementwise."""
+    out = expr
+    for _ in range(8):
+        m = _NORM_OPEN.search(out)
+        if not m:
+            break
+        bar = m.group(0)
+        close = out.find(bar, m.end())
+        if close < 0:
+            break
+        inner = out[m.end() : close]
+        suffix = _NORM_SUFFIX.match(out, close + len(bar))
+        tail = suffix.group(0) if suffix else ""
+        squared = "2" in re.sub(r"_\{?2\}?|₂", "", tail) or "²" in tail
+        out = out[: m.start()] + f"norm({inner})" + ("**2" if squared else "") + out[close + len(bar) + len(tail) :]
+    return out
+
+
+def _abs_bars(expr: str) -> str:
+    """``|v| / c_s`` -> ``abs(v) / c_s`` when every bar is outside brackets; a bar inside ``p(z|x)`` is a
+    conditional, and then none is read as an absolute value."""
+    bars = [i for i, ch in enumerate(expr) if ch == "|"]
+    if not bars or len(bars) % 2:
+        return expr
+    depth, depths = 0, {}
+    for i, ch in enumerate(expr):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "|":
+            depths[i] = depth
+    if any(depths.values()):
+        return expr
+    out, last = [], 0
+    for k in range(0, len(bars), 2):
+        a, b = bars[k], bars[k + 1]
+        inner = expr[a + 1 : b]
+        if not inner.strip() or re.search(r"[,;:]", inner):
+            return expr
+        out.append(expr[last:a] + f"abs({inner})")
+        last = b + 1
+    return "".join(out) + expr[last:]
+
+
+_SUM_HEAD = re.compile(r"(?<![\w.])(?:Σ|∑)(?=_)|(?<![\w.])sum(?=_\{|_[A-Za-z]\b)")  # not an identifier sum_loss
+
+
+def _summand_end(text: str, i: int) -> int:
+    """End of the product term a sum applies to: the next top-level binary + or -, a comma, or the bracket
+    closing the sum's own group."""
+    depth = 0
+    j = i
+    while j < len(text):
+        ch = text[j]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return j
+            depth -= 1
+        elif depth == 0 and ch in "+-−=<>,":
+            before = text[i:j].strip()
+            if ch in "+-−" and (not before or before[-1] in "*/^(_"):
+                j += 1
+                continue  # a sign, not a binary operator
+            return j
+        j += 1
+    return j
+
+
+def _bounds(sub: str) -> tuple[str, str | None]:
+    """(index, upper bound) of ``_{i=1}^{n}`` / ``_{i=1..n}`` / ``_i``; the upper bound may be None."""
+    lower, _, upper = sub.partition("^")
+    lower = lower.lstrip("_").strip("{}")
+    upper = upper.strip("{}") or None
+    index = re.split(r"[=∈<>≤≥!]|\bin\b", lower, maxsplit=1)[0].strip()
+    ranged = re.search(r"(?:\.\.|…|\bto\b)\s*(\w+)\s*$", lower)
+    if upper is None and ranged:
+        upper = ranged.group(1)
+    return index, upper
+
+
+def _sums(expr: str) -> tuple[str, str]:
+    """``Σ_{i=1}^{n} x_i`` -> ``sum(x_i)``, and ``(1/n) Σ_{i=1}^{n} x_i`` -> ``mean(x_i)``; (text, reason)."""
+    out = expr
+    for _ in range(8):
+        m = _SUM_HEAD.search(out)
+        if not m:
+            return out, ""
+        end = _subscript_end(out, m.end())
+        if out[end : end + 1] == "^":
+            end = _subscript_end(out, end)
+        index, upper = _bounds(out[m.end() : end])
+        if not index or not re.fullmatch(r"[A-Za-zα-ω]\w*(?:\s*,\s*[A-Za-zα-ω]\w*)*|[A-Za-zα-ω]\w*\s*!=\s*\w+", index):
+            return out, "a sum over a set with no index to read"
+        start = end
+        while start < len(out) and out[start] == " ":
+            start += 1
+        stop = _summand_end(out, start)
+        summand = out[start:stop].strip()
+        if not summand:
+            return out, "a sum with no summand"
+        head = out[: m.start()]
+        mean = None
+        if upper:
+            mean = re.search(rf"\(?\s*1\s*/\s*\(?{re.escape(upper)}\)?\s*\)?\s*\*?\s*$", head)
+        if mean:
+            out = head[: mean.start()] + f"mean({summand})" + out[stop:]
+        else:
+            out = head + f"sum({summand})" + out[stop:]
+    return out, ""
+
+
+_COMBINING = {"\u0303": "_tilde", "\u0302": "_hat", "\u0304": "_bar", "\u0305": "_bar", "\u0307": "_dot"}
+_CAPITAL_FUNCS = {"Softmax": "softmax", "SoftMax": "softmax", "GELU": "gelu", "ReLU": "relu", "RELU": "relu",
+                  "Sigmoid": "sigmoid", "Tanh": "tanh", "Softplus": "softplus", "LogSoftmax": "log_softmax"}  # fmt: skip
+_TRANSPOSE = re.compile(r"\^\s*\{?\s*(?:T|⊤|\\top)\s*\}?(?![A-Za-z0-9_])")
+_SQRT_ATOM = re.compile(r"√\s*(?![\s(])((?:[A-Za-zα-ωΑ-Ω]\w*(?:_\{[^{}]*\}|\^\{[^{}]*\})*'?)|\d+(?:\.\d+)?)")
+
+
+_ARG_EXTREMUM = re.compile(r"^\s*arg\s?(?:max|min)(?:_\{[^{}]*\}|_[\wα-ω]+)?\s*")
+
+
+def _objective(expr: str) -> str:
+    """``argmin_θ Σ_i (y_i − f_θ(x_i))²`` -> the objective the code computes before it is minimised (or the
+    scores before the argmax); anything after the optimised expression is left in place, and so rejected."""
+    match = _ARG_EXTREMUM.match(expr)
+    if not match:
+        return expr
+    rest = expr[match.end() :].strip()
+    if rest.startswith("(") and _closing(rest, 0, "(", ")") == len(rest):
+        rest = rest[1:-1]
+    return rest or expr
+
+
+def _paper_notation(expr: str) -> tuple[str, str]:
+    """The notation papers write that has one elementwise reading, rewritten; (text, reason when it has none)."""
+    expr = _objective(expr)
+    for mark, name in _COMBINING.items():
+        expr = re.sub(rf"(\w){mark}", rf"\1{name}", expr)  # L̃ -> L_tilde
+    expr = re.sub(r"(?<=[A-Z0-9_])-(?=[A-Z]{2,}[A-Za-z0-9]*\b)(?<=[A-Z]-)", "_", expr)  # F_SC-FNO: one hyphenated name
+    expr = _norms(expr)
+    expr = _abs_bars(expr)
+    expr = _expectation_brackets(expr)
+    expr, reason = _sums(expr)  # first: the bound of sum_{i=1}^{T} is not a transpose
+    if reason:
+        return expr, reason
+    if _TRANSPOSE.search(expr):
+        return expr, "uses a matrix transpose"
+    expr = re.sub(r"\s*(?:⊙|∘|\bodot\b)\s*", " * ", expr)  # the elementwise product: `*` on tensors
+    expr = expr.replace("√(", "sqrt(")
+    expr = _SQRT_ATOM.sub(r"sqrt(\1)", expr)
+    for capital, name in _CAPITAL_FUNCS.items():
+        expr = re.sub(rf"\b{capital}(?=\s*\()", name, expr)
+    return expr, ""
+
+
+def to_sympy(text: str, code: bool = False) -> tuple[str | None, str]:
+    """SymPy syntax for an ASCII/Unicode expression, or (None, reason). ``code``: the text is a parsed
+    expression of a pseudo-code listing, whose long lower-case names are identifiers, not prose."""
     expr = text.strip().rstrip(".,;")
     expr = re.sub(r"\s*\((?:Eq|eq)\.?\s*\d+\)\s*$", "", expr)
-    expr = re.sub(r"\|\|(.+?)\|\|", r"norm(\1)", expr)
-    expr = re.sub(r"‖(.+?)‖", r"norm(\1)", expr)
-    expr = _expectation_brackets(expr)
+    expr, reason = _paper_notation(expr)
+    if reason:
+        return None, reason
     for token, reason in _UNTRANSLATABLE.items():
         if token in expr and token not in "[{":
             return None, f"uses {reason}"
@@ -151,7 +357,8 @@ def to_sympy(text: str) -> tuple[str | None, str]:
     )  # fmt: skip
     expr = _flatten_subscripts(expr)
     expr = re.sub(r"\^\{?\((\w+)\)\}?", r"_\1", expr)  # W^{(i)}: the i-th, not a power
-    # a letter superscript names a variant (x_t^k), a numeric one is a power
+    # a letter superscript names a variant (x_t^k, x^{k_s}), a numeric one is a power
+    expr = re.sub(r"([A-Za-z]\w*)\^\{([A-Za-z][\w,]*)\}", lambda m: m.group(1) + "_" + m.group(2).replace(",", ""), expr)
     expr = re.sub(r"([A-Za-z]\w*)\^\{?([A-Za-z][A-Za-z0-9]*)\}?", r"\1_\2", expr)
     expr = re.sub(r"\^\{([^{}]*)\}", r"**(\1)", expr).replace("^", "**")
     expr = ascii_symbol(expr)
@@ -168,27 +375,51 @@ def to_sympy(text: str) -> tuple[str | None, str]:
         return None, "could not tokenise the expression"
     out: list[str] = []
     prev, prev_end = "", -1
+    juxtaposed: list[str] = []  # names multiplied by juxtaposition, in a row: "s B R A"
     for m in matches:
         tok = m.group(0)
         operand_start = tok == "(" or re.match(r"[\w.]", tok)
         prev_operand_end = prev == ")" or (prev and re.match(r"[\w.]", prev))
+        implicit = False
         if operand_start and prev_operand_end:
             # sigma(x), g_theta(x, t): a name written right against "(" is applied; "s (x - y)" multiplies
             is_call = tok == "(" and re.match(r"[A-Za-z_]", prev or "") and (prev_end == m.start() or prev.lower() in _KNOWN_FUNCS)
             if not is_call:
                 out.append("*")
+                implicit = True
+        if implicit and re.match(r"[A-Z]", prev) and prev.lower() not in _KNOWN_FUNCS and re.match(r"[A-Za-z_(]", tok):
+            # "W h", "U (x + b)": a matrix applied to what follows
+            return None, "a matrix product written by juxtaposition (the formula check compares elementwise)"
+        if re.match(r"[A-Za-z_]", tok):
+            if not implicit:
+                juxtaposed = []
+            juxtaposed.append(tok)
+            if sum(1 for name in juxtaposed if name[0].isupper()) >= 2:
+                return None, "a matrix product written by juxtaposition (the formula check compares elementwise)"
+        elif tok != "(" or not implicit:
+            juxtaposed = []
         out.append(tok)
         prev, prev_end = tok, m.end()
+    bare = [t for i, t in enumerate(out) if t in _NEEDS_ARGUMENT and (i + 1 >= len(out) or out[i + 1] != "(")]
+    if bare:
+        return None, f"a function name without its argument in brackets ({bare[0]})"
     result = " ".join(out).replace("( ", "(").replace(" )", ")").replace(" ,", ",")
     result = re.sub(r"(\w) \(", r"\1(", result).replace("- (", "-(")
     result = re.sub(r"\s*\*\*\s*", "**", result)
     if not _valid(result):
         return None, "not a well-formed expression after translation"
-    words = [w for w in re.findall(r"[A-Za-z_]\w*", result) if re.fullmatch(r"[a-z]{5,}", w)]
+    # the arguments of an opaque function are names ("epsilon_theta(x, empty)"), not prose
+    outside_args = result
+    for _ in range(6):
+        outside_args = re.sub(r"\b(?!(?:" + "|".join(sorted(_KNOWN_FUNCS)) + r")\()([A-Za-z_]\w*)\([^()]*\)", r"\1", outside_args)
+    words = [w for w in re.findall(r"[A-Za-z_]\w*", outside_args) if re.fullmatch(r"[a-z]{5,}", w)]
     prose = [w for w in words if w not in _KNOWN_FUNCS and w not in GREEK_NAMES]
-    prose += [w for w in re.findall(r"\b(?:vs|to|of|in|is|and|or|the|for|at|by|from|with)\b", result)]
+    prose += [w for w in re.findall(
+        r"\b(?:vs|to|of|in|is|and|or|the|for|at|by|from|with|down|up|over|each|then|else|when|into|only|until|per|via)\b",
+        result,
+    )]
     prose += [f"{w} without brackets" for w in re.findall(r"\b(?:sum|mean|prod|E)\b(?!\()", result)]
-    if prose:
+    if prose and not code:
         return None, f"mixes prose into the expression ({prose[0]})"
     if not re.search(r"[-+*/]|\w\(", result):
         return None, "a bare symbol, not an expression"
@@ -200,26 +431,30 @@ def latex_of(text: str) -> str:
 
 
 _PROSE_CUT = re.compile(
-    r":\s|\s[—–]\s|\s(?:where|with|for|when|if|otherwise|i\.e\.|e\.g\.|during|via|using|and|which|is|are|as|in|on|per)\s",
+    r":\s|\s[—–]\s|\s#|\s(?:where|with|for|when|if|otherwise|i\.e\.|e\.g\.|during|via|using|and|which|is|are|as|in|on|per|to)\s",
 )
-_TRAILING_REMARK = re.compile(r"\s*\((?=[A-Za-z]{3,}\s)[^()]*\)\s*$")
+_TRAILING_REMARK = re.compile(r"\s+\((?=[A-Za-z]{3,}\s)[^()*/^=+]*\)\s*$")  # "(per spatial grid)", not sqrt(a * b)
 
 
 def _trim_prose(rhs: str) -> str:
     """``P_max + l: maximum sequence length`` -> ``P_max + l``: the expression, not the sentence after it."""
-    head = _PROSE_CUT.split(rhs, maxsplit=1)[0]
+    head = _PROSE_CUT.split(_TRAILING_REMARK.sub("", rhs), maxsplit=1)[0]  # "P + l (total frames in a clip)"
     return _TRAILING_REMARK.sub("", head).strip()
 
 
 def find_formula(segment: str) -> FormulaFind | None:
-    """The formula a text segment states (``lhs = rhs``), translated where possible; None if not a formula."""
+    """The formula a text segment states (``lhs = rhs``), translated where possible and read back by the
+    formula check's parser; None if not a formula."""
     if not looks_like_formula(segment):
         return None
     if _LATEX_CMD.search(segment):
         lhs, sep, rhs = segment.partition("=")
-        body = rhs if sep else segment
-        return FormulaFind(lhs.strip() if sep else "", None, latex_of(body), ())
-    parts = [p.strip() for p in segment.split("=")]
+        body = latex_of(rhs if sep else segment)
+        reason = paper_side_problem(None, body)
+        if reason:
+            return FormulaFind(lhs.strip() if sep else "", None, None, (), reason)
+        return FormulaFind(lhs.strip() if sep else "", None, body, ())
+    parts = [p.strip() for p in _top_level_sides(segment)]
     lhs = parts[0]
     # "grad log q = -(x - mu)/sigma^2 = -z/((1-t)(1-k))": the last side is the closed form
     candidates = [_trim_prose(p) for p in parts[1:] if p]
@@ -227,5 +462,152 @@ def find_formula(segment: str) -> FormulaFind | None:
     for rhs in reversed([c for c in candidates if c]):
         expect, reason = to_sympy(rhs)
         if expect is not None and re.search(r"[A-Za-z_]", expect):
+            problem = paper_side_problem(expect, None)
+            if problem:
+                reason = problem
+                continue
             return FormulaFind(lhs, expect, None, _symbol_names(expect))
     return FormulaFind(lhs, None, None, (), reason)
+
+
+def _top_level_sides(segment: str) -> list[str]:
+    """The sides of ``a = b = c`` cut at ``=`` outside brackets (``sum_{j=1}^{M}`` keeps its bound)."""
+    sides, depth, start = [], 0, 0
+    for i, ch in enumerate(segment):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif ch == "=" and depth == 0 and segment[i - 1 : i] not in ("<", ">", "!", "=") and segment[i + 1 : i + 2] != "=":
+            sides.append(segment[start:i])
+            start = i + 1
+    sides.append(segment[start:])
+    return sides
+
+
+_REDUCTIONS = frozenset({"rmean", "rsum", "rmax", "rmin", "pick"})
+
+
+@functools.lru_cache(maxsize=2048)
+def paper_side_problem(expect: str | None, latex: str | None) -> str:
+    """Why the formula check could not use this paper side ("" when it can): it must parse with the check's
+    own parser and leave something to compare (not one opaque quantity)."""
+    import sympy
+
+    from verifier.symbolic.latex import FormulaSyntaxError, parse_formula  # sympy: only when a formula is found
+
+    try:
+        formula = parse_formula(expect, latex)
+    except FormulaSyntaxError as exc:
+        return f"the formula check cannot read it: {exc.reason}"
+    except (RecursionError, ValueError, TypeError) as exc:
+        return f"the formula check cannot read it: {type(exc).__name__}"
+    expr = formula.expr
+    if expr.is_Symbol or expr.is_Number:
+        return "one opaque quantity, nothing to compare"
+    shaping = [f for f in expr.atoms(sympy.Function) if type(f).__name__ not in _REDUCTIONS]
+    if len(expr.free_symbols) < 2 and not shaping:
+        return "one symbol and constants, nothing to compare"  # mean(f(x)) matches any mean
+    return ""
+
+
+# ----- symbol glossaries ("where: - s: scaling factor") ----------------------------------------------------
+@dataclass(frozen=True)
+class GlossaryEntry:
+    symbols: tuple[str, ...]  # as the formula check's paper side names them
+    span: tuple[int, int]
+    description: str
+
+
+_GLOSS_SYMBOL = (
+    r"[A-Za-zα-ωΑ-Ω][\w'\u0300-\u036f]*(?:_\{[^{}\n]{1,20}\}|\^\{[^{}\n]{1,20}\}|[_^][\w'α-ω]{1,12})*"
+    r"(?:\([^()\n]{1,20}\))?"
+)
+_GLOSS_LINE = re.compile(
+    rf"^[ \t]*(?:[-•*][ \t]+)?(?P<syms>{_GLOSS_SYMBOL}(?:[ \t]*,[ \t]*{_GLOSS_SYMBOL}){{0,4}})"
+    r"(?:[ \t]*(?:∈|\bin\b)[ \t]*(?:R|ℝ)\^?\{?[^:\n]{0,30}?\}?)?[ \t]*:[ \t]+(?P<desc>\S[^\n]*)$",
+    re.MULTILINE,
+)
+_GLOSS_INLINE = re.compile(
+    rf"(?:(?<=^)|(?<=[\s(]))(?:where[ \t]+)?(?P<syms>{_GLOSS_SYMBOL})[ \t]+(?:is|denotes|represents)[ \t]+"
+    r"(?P<desc>(?:the|a|an)[ \t][^.;,\n()=]{3,80}?)(?=[ \t]*(?:\([^()]*\))?[ \t]*(?:[.;,\n]|$))",
+)
+# a description stating a property (trainable, frozen, only, ...) is a claim of its own, not a name
+_PROPERTY_WORDS = re.compile(
+    r"\b(?:only|sole|solely|frozen|freeze|fixed|trainable|learnable|learned|learnt|trained|not|never|always|shared|"
+    r"updated|initiali[sz]ed|zero|constant|random|randomly|sampled|clipped|normali[sz]ed|projected|computed|"
+    r"obtained|derived|produced|generated|extracted|averaged|summed|concatenated|permuted|applied|masked)\b",
+    re.IGNORECASE,
+)
+
+
+def symbol_key(symbol: str) -> str:
+    """A paper symbol as the formula's SymPy side spells it: ``Q_i`` -> ``Q_i``, ``ε_θ`` -> ``eps_theta``,
+    ``x_t^k`` -> ``x_t_k``, ``L̃_vlb(θ)`` -> ``L_tilde_vlb``."""
+    s = symbol.strip()
+    for mark, name in _COMBINING.items():
+        s = re.sub(rf"(\w){mark}", rf"\1{name}", s)
+    s = re.sub(r"\([^()]*\)$", "", s).strip()
+    s = re.sub(r"\^\{[^{}]*:[^{}]*\}", "", s)  # z_0^{0:P}: an index range, not part of the name
+    s = _flatten_subscripts(s)
+    s = re.sub(r"\^\{?\((\w+)\)\}?", r"_\1", s)
+    s = re.sub(r"([A-Za-z]\w*)\^\{([A-Za-z][\w,]*)\}", lambda m: m.group(1) + "_" + m.group(2).replace(",", ""), s)
+    s = re.sub(r"([A-Za-z]\w*)\^\{?([A-Za-z][A-Za-z0-9]*)\}?", r"\1_\2", s)
+    s = ascii_symbol(s)
+    s = re.sub(r"(\w)'", r"\1_prime", s)
+    return s if re.fullmatch(r"[A-Za-z_]\w*", s) else ""
+
+
+def formula_names(expect: str) -> frozenset[str]:
+    """Every name a translated formula uses, its opaque functions included (``g_theta`` of ``g_theta(x, t)``)."""
+    return frozenset(n for n in re.findall(r"[A-Za-z_]\w*", expect) if n not in _KNOWN_FUNCS)
+
+
+def find_glossary(text: str) -> list[GlossaryEntry]:
+    """Lines and clauses that only say what a symbol stands for ("s: scaling factor", "Q_i, Q_j: ratings",
+    "where η is the learning rate"). A description stating a value, a formula or a property (frozen,
+    trainable, only ...) is not a glossary entry: it is a claim of its own."""
+    out: list[GlossaryEntry] = []
+    for regex in (_GLOSS_LINE, _GLOSS_INLINE):
+        for m in regex.finditer(text):
+            desc = m.group("desc").strip()
+            bare = re.sub(r"\([^()]*\)", " ", desc)
+            if re.search(r"[=<>≤≥←]|\d", bare) or _PROPERTY_WORDS.search(desc) or looks_like_formula(desc):
+                continue
+            raw = [p.strip() for p in re.split(r"\s*,\s*", m.group("syms")) if p.strip()]
+            keys = tuple(symbol_key(p) for p in raw)
+            if not keys or not all(keys) or any(_is_word(p) for p in raw):
+                continue
+            if any(e.span[0] <= m.start() < e.span[1] for e in out):
+                continue
+            out.append(GlossaryEntry(keys, (m.start(), m.end()), desc))
+    return sorted(out, key=lambda e: e.span)
+
+
+def _is_word(symbol: str) -> bool:
+    """``Input``, ``Output``, ``Assumption``: a heading word, not a symbol."""
+    return bool(re.fullmatch(r"[A-Za-z][a-z]{3,}", symbol.strip()))
+
+
+def glossary_spans(text: str, fragments: list[tuple[int, int]], body_of, add_formula) -> list[tuple[int, int, list[int]]]:
+    """Spans of the glossary entries that define symbols of a formula the claim states, each with that
+    formula's check (``add_formula(body)`` -> check indexes): "s: scaling factor" is part of the formula's
+    statement, not a fact of its own. An entry defining a symbol no emitted formula uses is left alone."""
+    entries = find_glossary(text)
+    if not entries:
+        return []
+    formulas_here: list[tuple[str, frozenset[str]]] = []
+    for start, end in fragments:
+        body = body_of(text[start:end])
+        found = find_formula(body)
+        if found is not None and found.expect is not None:
+            formulas_here.append((body, formula_names(found.expect)))
+    out = []
+    for entry in entries:
+        for body, names in formulas_here:
+            if set(entry.symbols) <= names:
+                made = [i for i in add_formula(body) if i >= 0]
+                if made:
+                    out.append((entry.span[0], entry.span[1], made))
+                break
+    return out

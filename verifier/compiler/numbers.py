@@ -6,6 +6,7 @@ reading of its expectation. Everything here is pure text processing; nothing is 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -126,11 +127,19 @@ def find_numbers(text: str) -> list[Quantity]:
     return out
 
 
+_PI_RE = re.compile(r"^(?P<k>[-+−]?(?:\d+(?:\.\d+)?)?)\s*\*?\s*(?:pi|π)$", re.IGNORECASE)
+
+
 def parse_number(text: str) -> int | float | None:
-    """The number ``text`` is, as a whole (``"150K"`` -> 150000, ``"10⁻⁴"`` -> 0.0001), else None."""
+    """The number ``text`` is, as a whole (``"150K"`` -> 150000, ``"10⁻⁴"`` -> 0.0001, ``"5pi"`` -> 15.70796...),
+    else None. Multiples of pi are domain bounds of PDE claims ("t in [0, pi]"); code writes them ``5 * np.pi``."""
     stripped = text.strip().strip("~≈").strip()
     if not stripped:
         return None
+    pi = _PI_RE.match(stripped)
+    if pi:
+        k = _clean(pi.group("k"))
+        return float((float(k) if k not in ("", "+", "-") else (-1.0 if k == "-" else 1.0)) * math.pi)
     nums = find_numbers(stripped)
     if len(nums) == 1 and nums[0].start == 0 and nums[0].end == len(stripped.rstrip()):
         return nums[0].value
@@ -138,6 +147,9 @@ def parse_number(text: str) -> int | float | None:
 
 
 _SET_RE = re.compile(r"^\s*[\{\[\(]\s*(?P<body>[^{}\[\]()]*?)\s*[\}\]\)]\s*$")
+# "[9, 10, 11.5] x1e4", "{1, 2} × 10^3": one multiplier written after a whole set
+_SCALED_SET_RE = re.compile(r"^\s*(?P<set>[\{\[\(][^{}\[\]()]*[\}\]\)])\s*[x×*·]\s*(?P<factor>\d+(?:\.\d+)?[eE][-+]?\d+|10\s*(?:\^|\*\*)\s*\{?[-+]?\d+\}?|10[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)\s*$")
+_TIMES_RE = re.compile(r"^\s*(?P<n>\d+(?:\.\d+)?)\s*[x×]\s*$")  # "downsample=8x": a factor of 8
 _SHAPE_RE = re.compile(r"^\s*\d{1,5}(?:\s*[x×]\s*\d{1,5}){1,4}\s*$")
 _RANGE_RE = re.compile(r"^\s*(?P<a>\S+?)\s*(?:to|-|–|~|\.\.\.?)\s*(?P<b>\S+)\s*$")
 
@@ -156,6 +168,15 @@ def parse_value(text: str) -> Any:
     number = parse_number(text)
     if number is not None:
         return number
+    times = _TIMES_RE.match(text)
+    if times:
+        return parse_number(times.group("n"))
+    scaled = _SCALED_SET_RE.match(text)
+    if scaled:
+        items, factor = parse_value(scaled.group("set")), parse_number(scaled.group("factor"))
+        if isinstance(items, list) and factor is not None and all(isinstance(v, (int, float)) for v in items):
+            return [to_number(round(v * factor, 12)) for v in items]
+        return None
     shape = _SHAPE_RE.match(text)
     if shape:  # 256×256, 16x256x256: a resolution or tensor shape, compared as a list
         return [int(p) for p in re.split(r"\s*[x×]\s*", text.strip())]

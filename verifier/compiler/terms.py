@@ -257,6 +257,14 @@ def protocol_words(kind: str) -> list[str]:
     return [str(w) for w in (_load("claim_protocol.yaml").get(kind) or [])]
 
 
+def protocol_mapping_lists(kind: str) -> dict[str, list[str]]:
+    """A name -> [spellings] section of rules/claim_protocol.yaml (``baselines``), sorted by name."""
+    data = _load("claim_protocol.yaml").get(kind) or {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): [str(v) for v in (vs or [])] for k, vs in sorted(data.items(), key=lambda kv: str(kv[0]))}
+
+
 def _mentions(text: str, words: Iterable[str]) -> bool:
     """A word of ``words`` in ``text``: words of 5+ letters also as a prefix ("train" -> "training"), short
     ones whole ("ar" is not "architecture")."""

@@ -63,7 +63,7 @@ def check_names(checks: Iterable[Any]) -> list[str]:
         if kind == "value":
             out.extend(check.all_names())
         elif kind == "call":
-            out.append(check.target)
+            out.extend(t.strip() for t in check.target.split("|") if t.strip())  # `a | b`: any of them
         elif kind == "order":
             out.extend(check.steps)
         elif kind == "formula":

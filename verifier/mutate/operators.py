@@ -160,8 +160,16 @@ def variants_for(node: cst.CSTNode) -> Iterable[Variant]:
             leaf = _leaf(call.func)
             if leaf == "eval" and isinstance(call.func, cst.Attribute) and not call.args:
                 yield Variant("remove-eval-mode", "remove .eval()", lambda n: _pass_line())
-            if leaf in SEED_CALLS or _dotted(call.func).endswith("random.seed"):
+            if isinstance(node.body[0], cst.Expr) and (leaf in SEED_CALLS or _dotted(call.func).endswith("random.seed")):
                 yield Variant("remove-seeding", f"remove {_dotted(call.func)}(...)", lambda n: _pass_line())
+            elif (unseeded := _unseeded_call(call)) is not None:
+                # An assigned seeding (`g = torch.Generator().manual_seed(s)`, `obs, _ = env.reset(seed=s)`) loses
+                # its seed but keeps its value: deleting the line would only leave a NameError behind.
+                yield Variant(
+                    "remove-seeding",
+                    f"{_dotted(call.func)}(...) without its seed",
+                    lambda n, new=unseeded: n.with_changes(body=[n.body[0].with_changes(value=new)]),
+                )
     if isinstance(node, cst.With) and len(node.items) == 1:
         ctx = node.items[0].item
         if isinstance(ctx, cst.Call) and _leaf(ctx.func) in ("no_grad", "inference_mode"):
@@ -184,6 +192,28 @@ def variants_for(node: cst.CSTNode) -> Iterable[Variant]:
         yield Variant("stub-body", "body -> raise NotImplementedError", lambda n: _stub(n, "raise NotImplementedError"))
         yield Variant("stub-body", "body -> pass", lambda n: _stub(n, "pass"))
         yield Variant("stub-body", "body -> return 0.0", lambda n: _stub(n, "return 0.0"))
+
+
+SEEDED_CONSTRUCTORS = {"default_rng", "RandomState", "Random", "reset"}  # take the seed as an argument
+
+
+def _unseeded_call(call: cst.Call) -> cst.BaseExpression | None:
+    """The same call without its seed: a seeding method dropped from a chain, or the seed argument removed."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("manual_seed", "seed") and isinstance(func.value, cst.Call):
+        return func.value
+    leaf = _leaf(func)
+    if leaf not in SEEDED_CONSTRUCTORS:
+        return None
+    args = list(call.args)
+    keep = [a for a in args if not (a.keyword is not None and a.keyword.value == "seed")]
+    if len(keep) == len(args):
+        if leaf == "reset" or not args or args[0].keyword is not None or args[0].star:
+            return None
+        keep = args[1:]
+    if keep:
+        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=keep)
 
 
 def _rename_call(node: cst.Call, new: str) -> cst.Call:

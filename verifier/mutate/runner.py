@@ -8,6 +8,7 @@ SAU's verdict gets worse than on the original.
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import tempfile
 from collections import defaultdict
@@ -93,40 +94,78 @@ def _function_spans(root: Path, rel: str, cache: dict) -> list[tuple[int, int]]:
 
 
 # Which evidence a drift of each family changes the meaning of. A mutant is *relevant* to a SAU when it lies
-# exactly on such evidence: an overridden default, a value in a test or a comment, or a neighbouring statement
-# is not behaviour the claim talks about. Equivalent mutants are not relevant either: a swap counts only when
-# both swapped statements are claimed, mean/sum only when the formula keeps its reduction, a constant in a call
-# only when the claim names that call's arguments. (False alarms use generous, function-wide regions instead.)
+# exactly on such evidence of one of its checks: an overridden default, a value in a test or a comment, or a
+# neighbouring statement is not behaviour the claim talks about. Evidence a check cites without resting on it
+# (role `redundant`: a seeding call the verdict holds without) is never relevant, and `presence` evidence (a
+# call that must be there, whatever values it passes) only to drifts that remove or stub it. Equivalent mutants
+# are not relevant either: a swap counts only when both swapped statements are claimed, mean/sum only when the
+# formula keeps its reduction, a constant in a call only when that check names the call's arguments, and code
+# removal never falsifies a rule that asserts an absence (no test data reaches training). False alarms use
+# generous, function-wide regions instead.
 _BEHAVIOUR_ROLES = {
     "D1": {"effective", "call", "init", "expression", "rule", "setting", "source"},
     "D2": {"effective", "expression", "init", "rule"},
-    "D3": {"rule", "setting", "source", "effective"},
+    "D3": {"rule", "setting", "source", "effective", "presence"},
     "D4": {"step"},
 }
-_STUB_ROLES = {"definition", "expression", "step", "rule", "init", "effective", "call", "setting", "source"}
+_STUB_ROLES = {"definition", "expression", "step", "rule", "init", "effective", "call", "setting", "source", "presence"}
+# Drifts that only take behaviour away: they cannot add the data flow an absence rule forbids.
+_REMOVALS = {"stub-body", "remove-eval-mode", "remove-no-grad", "remove-seeding"}
+
+
+# What each drift changes, in the terms a protocol rule uses to say what its verdict never depends on.
+_ASPECTS = {"swap-split": "split-names"}
+
+
+def _rule_of(check) -> dict:
+    if getattr(check, "kind", None) != "protocol":
+        return {}
+    from verifier.analysis.protocol import load_rule
+
+    return load_rule(check.rule) or {}
+
+
+def _rule_unaffected(mutant: Mutant, check) -> bool:
+    """A rule asserting an absence cannot be falsified by removing code; a rule insensitive to an aspect (the
+    dataset rule to split names) does not rest on what that drift changes."""
+    rule = _rule_of(check)
+    if mutant.operator in _REMOVALS and rule.get("asserts") == "absence":
+        return True
+    return _ASPECTS.get(mutant.operator, mutant.operator) in (rule.get("insensitive_to") or [])
 
 
 def _relevant(mutant: Mutant, v: Verdict, checks: list) -> bool:
+    """Does the mutant change code one of the SAU's checks rests on? Checks pair with their results in order."""
+    results = list(v.checks)
+    if len(checks) != len(results):  # no typed or compiled checks to pair with: judge on the whole verdict
+        return _relevant_to(mutant, v.evidence, None, list(v.checks))
+    return any(_relevant_to(mutant, r.evidence, c, [r]) for c, r in zip(checks, results))
+
+
+def _relevant_to(mutant: Mutant, evidence, check, results: list) -> bool:
     if mutant.operator == "stub-body":
         roles = set(_STUB_ROLES)
     else:
         roles = set(_BEHAVIOUR_ROLES[mutant.dimension])
-    if mutant.operator == "mean-sum-swap" and checks and all(
-        c.kind == "formula" and c.reduction == "strip" for c in checks
-    ):
-        return False
-    if mutant.dimension == "D1" and checks and all(c.kind == "call" and not c.args for c in checks):
-        roles.discard("call")
-    if mutant.operator == "out-of-loop" and checks and all(
-        c.kind == "order" and c.relation != "per-iteration" for c in checks
-    ):
-        return False  # moving a step after its loop keeps a plain "A before B" order
-    if mutant.dimension == "D1" and checks and all(c.kind == "value" for c in checks):
-        used = _chain_values(v)
-        old = _old_constant(mutant)
-        if used and old is not None and not any(_same_number(old, u) for u in used):
-            return False  # another constant on the same line: not a value this claim resolved
-    spans = [(e.line, e.end_line) for e in v.evidence if e.file == mutant.file and e.role in roles]
+    if check is not None:
+        if _rule_unaffected(mutant, check):
+            return False
+        if mutant.operator == "mean-sum-swap" and check.kind == "formula" and check.reduction == "strip":
+            return False
+        if mutant.dimension == "D1" and check.kind == "call" and not check.args:
+            roles.discard("call")
+        if mutant.operator == "out-of-loop" and check.kind == "order" and check.relation != "per-iteration":
+            return False  # moving a step after its loop keeps a plain "A before B" order
+        if mutant.dimension == "D1" and check.kind == "pattern" and not check.where:
+            old = _old_constant(mutant)
+            if old is not None and not any(_same_number(old, n) for n in _pattern_numbers(check)):
+                return False  # a pattern with no `where` matches any value its `...` and `$X` stand for
+        if mutant.dimension == "D1" and check.kind == "value":
+            used = _chain_values(results)
+            old = _old_constant(mutant)
+            if used and old is not None and not any(_same_number(old, u) for u in used):
+                return False  # another constant on the same line: not a value this claim resolved
+    spans = [(e.line, e.end_line) for e in evidence if e.file == mutant.file and e.role in roles]
 
     def hit(lo: int, hi: int) -> bool:
         return any(a <= hi and lo <= b for a, b in spans)
@@ -136,8 +175,8 @@ def _relevant(mutant: Mutant, v: Verdict, checks: list) -> bool:
     return hit(mutant.line, mutant.end_line)
 
 
-def _chain_values(v: Verdict) -> list[float]:
-    """Every number the value resolution used for this verdict (the effective binding and its chain)."""
+def _chain_values(results: list) -> list[float]:
+    """Every number the value resolution used for these results (the effective binding and its chain)."""
     out: list[float] = []
 
     def add(value) -> None:
@@ -149,10 +188,25 @@ def _chain_values(v: Verdict) -> list[float]:
             for item in value:
                 add(item)
 
-    for result in v.checks:
+    for result in results:
         for link in result.details.get("chain", []) if isinstance(result.details, dict) else []:
             if isinstance(link, dict):
                 add(link.get("value"))
+    return out
+
+
+def _pattern_numbers(check) -> list[float]:
+    """The numbers a pattern check's own text spells out (`kernel_size=3` in `require`)."""
+    texts = []
+    for part in (check.require, check.forbid, check.inside):
+        texts += part if isinstance(part, list) else [part] if part else []
+    out = []
+    for text in texts:
+        for token in re.findall(r"(?<![\w.$])\d[\d_]*(?:\.\d*)?(?:[eE][-+]?\d+)?", text):
+            try:
+                out.append(float(token.replace("_", "")))
+            except ValueError:
+                continue
     return out
 
 
@@ -166,6 +220,20 @@ def _old_constant(mutant: Mutant) -> float | None:
 
 def _same_number(a: float, b: float) -> bool:
     return a == b or abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+
+
+def _checks_of(sau, loaded: LoadedSpec) -> list:
+    """The checks a SAU's verdict ran, in result order: its typed checks, or what its free-text claim compiles to."""
+    checks = sau.all_checks()
+    if checks:
+        return list(checks)
+    from verifier.compiler import compile_claim
+
+    try:
+        aliases = {k: list(v) for k, v in loaded.spec.aliases.items()}
+        return list(compile_claim(sau, aliases).checks)
+    except Exception:  # the engine tolerates a compiler failure the same way: no checks, nothing to pair
+        return []
 
 
 def _regions(v: Verdict, root: Path, cache: dict) -> list[tuple[str, int, int]]:
@@ -233,7 +301,7 @@ def mutate_repo(
     else:
         results.update(dict(_run_chunk((repo, loaded, mutants))))
     base = {v.id: v for v in original.verdicts}
-    claimed = {sau.id: sau.all_checks() for sau in loaded.spec.saus}
+    claimed = {sau.id: _checks_of(sau, loaded) for sau in loaded.spec.saus}
     cache: dict = {}
     base_regions = {sid: _regions(v, repo, cache) for sid, v in base.items()}
     outcomes = []

@@ -20,6 +20,7 @@ from verifier.analysis.protocol.common import (
     file_view,
     is_ml_text,
     leaf,
+    own_statements,
     python_paths,
     target_names,
     text_of,
@@ -162,6 +163,7 @@ class _Analyzer:
                         self.by_name.setdefault(fn.name, []).append((path, qual))
         self.allowed = allowed
         self.done: set[tuple[str, str, tuple]] = set()
+        self.returns: dict[tuple[str, str], list[Taint]] = {}  # held-out taint per returned position
         self.statements = 0
         self._seen_events: set[tuple] = set()
 
@@ -215,6 +217,60 @@ class _Analyzer:
         fitted: dict[str, int] = {}
         self.result.analysed += 1
         self.block(body, env, fitted, view, qual, depth, top=True)
+        if not params and qual != MODULE_SCOPE:
+            self.returns[(view.path, qual)] = self._returned_taint(body, env, view)
+
+    def _returned_taint(self, body, env, view) -> list[Taint]:
+        """The held-out taint of what a function returns, per tuple position (`return train_dl, test_dl`)."""
+        shapes = []
+        for stmt in own_statements(body):
+            if isinstance(stmt, ast.Return) and stmt.value is not None:
+                items = stmt.value.elts if isinstance(stmt.value, ast.Tuple) else [stmt.value]
+                shapes.append([{k: o for k, o in self._data_taint(e, env, view).items() if k in ("test", "val")}
+                               for e in items])
+        if not shapes or len({len(s) for s in shapes}) != 1:
+            return []
+        merged: list[Taint] = [{} for _ in shapes[0]]
+        for shape in shapes:
+            for i, taint in enumerate(shape):
+                for k, o in taint.items():
+                    merged[i].setdefault(k, o)
+        return merged
+
+    def _data_taint(self, node, env, view) -> Taint:
+        """The split a returned expression *is*, not every split it mentions: `DataLoader(test_set)` and
+        `ds["test"]` are test data; `ds.map(f, remove_columns=ds["test"].column_names)` is not."""
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            return self.kinds_of(node, env, view)
+        if isinstance(node, ast.Call):
+            kind = call_source_kind(node)
+            if kind:
+                return {kind: Origin(view.path, node.lineno)}
+            out: Taint = {}
+            parts = ([node.func.value] if isinstance(node.func, ast.Attribute) else []) + list(node.args[:1])
+            for part in parts:
+                for k, o in self._data_taint(part, env, view).items():
+                    out.setdefault(k, o)
+            return out
+        if isinstance(node, ast.Subscript):
+            key = node.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and split_word(key.value):
+                return {split_word(key.value): Origin(view.path, node.lineno)}
+            return self._data_taint(node.value, env, view)
+        return {}
+
+    def returned(self, call: ast.Call) -> list[Taint]:
+        """Held-out taint a repo function hands back: data it loads from a test split reaches its caller too."""
+        targets = self.by_name.get(leaf(dotted(call.func) or ""), [])
+        if len(targets) != 1:
+            return []
+        path, qual = targets[0]
+        view = self.view(path)
+        if view is None or qual not in view.functions:
+            return []
+        if (path, qual) not in self.returns:
+            self.run_function(view, qual, {}, 0)
+        return self.returns.get((path, qual), [])
 
     def block(self, body, env, fitted, view, qual, depth, top=False) -> None:
         for stmt in body:
@@ -284,21 +340,26 @@ class _Analyzer:
 
     def assign(self, targets, value, env, fitted, view, strong, qual=MODULE_SCOPE) -> None:
         names = [n for t in targets for n in target_names(t)]
-        if isinstance(value, ast.Call) and leaf(dotted(value.func) or "") == "train_test_split":
-            # Outputs alternate (train, test) per input array, whatever the input was.
+        if isinstance(value, ast.Call) and leaf(dotted(value.func) or "") in ("train_test_split", "random_split"):
+            # A re-split names its parts (train, test) whatever the input was, but a training part carved out of
+            # test data is still test data: `full = CIFAR10(train=False); tr, va = random_split(full, ...)`.
+            given = self.kinds_of(value.args[0], env, view) if value.args else {}
+            held_out = given.get("test")
+            alternate = leaf(dotted(value.func) or "") == "train_test_split"
             for i, name in enumerate(names):
                 said = name_kind(name)
-                if i % 2 == 0:
-                    kind = said if said == "train" else "train"
-                else:
+                if alternate and i % 2 == 0:
+                    kind = "train"
+                elif alternate:
                     kind = said if said in ("val", "test") else "test"
-                env[name] = {kind: Origin(view.path, value.lineno)}
-            self.check_split_input(value.args[:1], fitted, view, value, qual)
-            return
-        if isinstance(value, ast.Call) and leaf(dotted(value.func) or "") == "random_split":
-            for name in names:
-                kind = name_kind(name)
-                env[name] = {kind: Origin(view.path, value.lineno)} if kind else {}
+                else:
+                    kind = said
+                if kind == "train" and held_out is not None:
+                    env[name] = {"test": held_out}
+                elif kind == "train" and "train" in given:
+                    env[name] = {"train": given["train"]}  # where the training data was loaded
+                else:
+                    env[name] = {kind: Origin(view.path, value.lineno)} if kind else {}
             self.check_split_input(value.args[:1], fitted, view, value, qual)
             return
         if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
@@ -315,6 +376,17 @@ class _Analyzer:
                 env[name] = dict(kinds)
             elif kinds:
                 env.setdefault(name, {}).update(kinds)
+        if isinstance(value, ast.Call):
+            returned = self.returned(value)
+            pairs: list = []
+            if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)) and len(returned) == len(targets[0].elts):
+                pairs = list(zip(targets[0].elts, returned))
+            elif len(returned) == 1:
+                pairs = [(t, returned[0]) for t in targets]
+            for target, taint in pairs:
+                for name in target_names(target):
+                    for k, o in taint.items():
+                        env.setdefault(name, {}).setdefault(k, o)
         self.track_fit(value, names, env, fitted, view)
 
     # ----- normalisation fitted on all data, then split ------------------------------------------------------

@@ -46,6 +46,9 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
         if not sources:
             return CheckResult.unverified(KIND, "no training step and no held-out data recognised; nothing to trace")
     ev = [evidence(ctx, e.file, e.line, "rule", note=e.detail, end=e.end_line) for e in (sinks + result.of("selection"))[:4]]
+    # The pass also rests on where the training data comes from: a split renamed there would be a leak.
+    ev += [evidence(ctx, o.file, o.line, "source", note="training data")
+           for e in sinks[:4] for k, o in sorted(e.kinds.items()) if k == "train"]
     return CheckResult.passed(KIND, f"{len(sinks)} training sink(s) and {len(result.of('selection'))} selection point(s) "
                               f"see no {'/'.join(sorted(held))} data", sorted_evidence(ev))
 

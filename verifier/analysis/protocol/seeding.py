@@ -45,6 +45,10 @@ class SeedCall:
 
 def _is_seeding(call: CallView, lex: dict) -> bool:
     qual, name = call.qual, call.name
+    constructor = _constructor_kind(call, lex)
+    if constructor is not None:
+        # `np.random.default_rng()` with no seed draws its state from the OS: an RNG, not a seeding.
+        return constructor == "argument" and _arg(call) is not None
     for api in lex.get("seeding_calls", []):
         if qual == api or qual.endswith("." + api) or name == api:
             return True
@@ -138,6 +142,8 @@ def _may_seed(call) -> bool:
         return True
     if leafname == "key":
         return "random" in call.callee
+    if leafname in ("Generator", "Random", "make", "make_vec"):
+        return True  # RNG objects and environments, which must be seeded themselves
     if leafname == "reset":
         return any(k == "seed" for k, _ in call.kwargs)
     return False
@@ -175,59 +181,94 @@ def seed_calls(ctx, scope: str | None, lex: dict) -> tuple[list[SeedCall], list[
     return out, views
 
 
-def evaluate_seeded(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
-    lex = rule.get("lexicon", {})
-    calls, _views = seed_calls(ctx, scope, lex)
-    flags = _seed_flags(ctx, lex)
-    flag_ev = [evidence(ctx, s.file, s.line, "setting") for s in flags]
-    if not calls:
-        return CheckResult.failed(KIND, Status.missing, "no RNG seeding call (random/numpy/torch/jax/tf) found",
-                                  [evidence(ctx, s.file, s.line, "missing-near") for s in flags])
-    graph = reach(ctx)
-    reached = [s for s in calls if graph.reaches(s.call.file, s.call.scope)]
-    call_ev = [evidence(ctx, s.call.file, s.call.node, "rule") for s in (reached or calls)]
-    if not reached:
-        where = ", ".join(f"{s.call.file}:{s.call.line}" for s in calls[:3])
-        return CheckResult.partial(KIND, 0.75, f"RNGs are seeded ({where}) but no entry point reaches the seeding",
-                                   sorted_evidence(call_ev), taxonomy="unwired")
-    # The flag must reach the global RNGs; an evaluation env seeded from it does not seed training.
-    global_calls = [s for s in reached if s.call.leaf != "reset" and not set(tokens(s.call.receiver())) & _ENV_TOKENS]
-    judged = global_calls or reached
-    if flags and params.get("flag", True) and not any(s.uses_flag for s in judged):
-        flag = flags[0]
-        return CheckResult.partial(
-            KIND, 0.5,
-            f"the seed setting `{flag.name}` ({flag.file}:{flag.line}) never reaches a seeding call; "
-            f"seeds are fixed literals",
-            sorted_evidence(call_ev + flag_ev),
-        )
-    unseeded = _unseeded_families(ctx, scope, lex, reached)
-    if unseeded:
-        family, draw = unseeded[0]
-        return CheckResult.partial(
-            KIND, 0.75,
-            f"the {family} RNG is drawn from ({draw.span.file}:{draw.span.line} {draw.qualname}) but never seeded",
-            sorted_evidence(call_ev + flag_ev + [evidence(ctx, draw.span.file, draw.span.line, "rule")]),
-        )
-    apis = sorted({s.call.name for s in reached})
-    return CheckResult.passed(KIND, f"RNGs seeded via {', '.join(apis)} on the entry path", sorted_evidence(call_ev + flag_ev))
+def _constructor_kind(call: CallView, lex: dict) -> str | None:
+    """How an RNG object built by this call is seeded (`argument` or `method`), None when it builds none."""
+    for api, how in (lex.get("rng_constructors") or {}).items():
+        if call.qual == api or call.qual.endswith("." + api):
+            return how
+    return None
 
 
-def _matches(qual: str, apis: list[str]) -> bool:
-    return any(qual == api or qual.endswith("." + api) for api in apis)
+@dataclass(frozen=True)
+class Seedable:
+    """Something with its own RNG state (an RNG object, an environment) and the seeding calls that seed it."""
+
+    what: str
+    call: CallView
+    seeded_by: frozenset[int]  # id() of the seeding call nodes
 
 
-def _unseeded_families(ctx, scope: str | None, lex: dict, reached: list[SeedCall]):
-    """(family, first draw) for each RNG family the code draws from that no reached seeding call seeds."""
-    families: dict = lex.get("families", {})
-    quals = [s.call.qual or s.call.name for s in reached]
-    if any(_matches(q, lex.get("universal_seeders", [])) for q in quals):
-        return []
-    seeded = {name for name, fam in families.items() if any(_matches(q, fam.get("seeders", [])) for q in quals)}
+def _assigned_names(view: FileView) -> dict[int, str]:
+    """id(value node) -> the dotted name it is assigned to (`g = torch.Generator()`, `self.rng = ...`)."""
+    out: dict[int, str] = {}
+    for node in ast.walk(view.tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            name = dotted(node.targets[0])
+            if name:
+                out[id(node.value)] = name
+    return out
+
+
+def _returned_names(fn) -> set[str]:
+    return {dotted(n.value) or "" for n in own_statements(fn.node.body) if isinstance(n, ast.Return) and n.value is not None}
+
+
+def _seedables(views: list[FileView], lex: dict, scope: str | None) -> list[Seedable]:
+    """RNG objects (`torch.Generator()`, `np.random.default_rng(...)`) and environments reset where they are made:
+    each needs a seeding of its own, which the global seeds do not give it."""
+    envs = set(lex.get("env_constructors") or [])
+    methods = set(lex.get("object_seeding_methods") or ["manual_seed", "seed"])
     out = []
+    for view in views:
+        names = _assigned_names(view)
+        calls = [c for c in view.calls if scope_admits(scope, c.scope)]
+        for call in calls:
+            kind = _constructor_kind(call, lex)
+            is_env = any(call.qual == api or call.qual.endswith("." + api) for api in envs)
+            if kind is None and not is_env:
+                continue
+            target = names.get(id(call.node))
+            seeded: set[int] = set()
+            if kind == "argument" and _arg(call) is not None:
+                seeded.add(id(call.node))
+            for other in calls:
+                func = other.node.func
+                if not (isinstance(func, ast.Attribute) and (other.node.args or other.node.keywords)):
+                    continue
+                chained = func.value is call.node
+                named = target is not None and dotted(func.value) == target and (
+                    other.scope == call.scope or target.startswith("self.")
+                )
+                if not (chained or named):
+                    continue
+                if (kind is not None and func.attr in methods) or (
+                    is_env and (func.attr == "seed" or (func.attr == "reset" and other.kwarg("seed") is not None))
+                ):
+                    seeded.add(id(other.node))
+            if is_env:
+                fn = view.functions.get(call.scope)
+                resets = [c for c in calls if target and c.name == f"{target}.reset" and c.scope == call.scope]
+                if target is None or fn is None or not resets or target in _returned_names(fn):
+                    continue  # made here but reset (and so seeded) elsewhere, or not ours to judge
+            out.append(Seedable("environment" if is_env else call.name, call, frozenset(seeded)))
+    return out
+
+
+def _wiring_calls(seeding: CallView, views: list[FileView], lex: dict) -> list[CallView]:
+    """The calls of the repo helper a seeding call sits in (`set_seed(args.seed)`): what connects it to the run."""
+    if seeding.scope == "<module>":
+        return []
+    name = seeding.scope.rsplit(".", 1)[-1]
+    return [c for v in views for c in v.calls
+            if c.leaf == name and c.scope != seeding.scope and not _is_seeding(c, lex)]
+
+
+def _family_draws(ctx, scope: str | None, lex: dict) -> dict:
+    """The first draw from each RNG family the code uses (exact API names, and name suffixes such as
+    `action_space.sample` for objects a family owns)."""
+    out: dict = {}
+    families: dict = lex.get("families", {})
     for name in sorted(families):
-        if name in seeded:
-            continue
         apis = families[name].get("draws", [])
         draws = sorted(
             (
@@ -240,9 +281,106 @@ def _unseeded_families(ctx, scope: str | None, lex: dict, reached: list[SeedCall
             ),
             key=lambda c: (c.span.file, c.span.line),
         )
+        suffixes = tuple("." + s for s in families[name].get("draw_suffixes", []))
+        if suffixes and not draws:
+            draws = sorted(
+                (
+                    c
+                    for p in python_paths(ctx, scope)
+                    for c in ctx.index.files[p].calls
+                    if c.callee.endswith(suffixes) and scope_admits(scope, c.scope)
+                ),
+                key=lambda c: (c.span.file, c.span.line),
+            )
         if draws:
-            out.append((name, draws[0]))
+            out[name] = draws[0]
     return out
+
+
+def _seeds_family(call: SeedCall, family: dict) -> bool:
+    qual = call.call.qual or call.call.name
+    return _matches(qual, family.get("seeders", [])) or any(
+        call.call.name.endswith("." + s) for s in family.get("seeder_suffixes", [])
+    )
+
+
+def _problem(calls: list[SeedCall], flags: list, params: dict, lex: dict, draws: dict, seedables: list[Seedable]):
+    """What is wrong with the seeding these reached calls give: (score, message, the call or draw to cite),
+    or None when it is sound. Pure, so the verdict can be re-asked without any one call."""
+    if not calls:
+        return 0.0, "no RNG seeding call (random/numpy/torch/jax/tf) found", None
+    # The flag must reach the global RNGs; an evaluation env seeded from it does not seed training.
+    global_calls = [s for s in calls if s.call.leaf != "reset" and not set(tokens(s.call.receiver())) & _ENV_TOKENS]
+    judged = global_calls or calls
+    if flags and params.get("flag", True) and not any(s.uses_flag for s in judged):
+        flag = flags[0]
+        return 0.5, (f"the seed setting `{flag.name}` ({flag.file}:{flag.line}) never reaches a seeding call; "
+                     f"seeds are fixed literals"), None
+    families: dict = lex.get("families", {})
+    quals = [s.call.qual or s.call.name for s in calls]
+    universal = any(_matches(q, lex.get("universal_seeders", [])) for q in quals)
+    for name in sorted(draws):
+        family = families[name]
+        if family.get("universal", True) and universal:
+            continue
+        if not any(_seeds_family(s, family) for s in calls):
+            draw = draws[name]
+            return 0.75, f"the {name} RNG is drawn from ({draw.span.file}:{draw.span.line} {draw.qualname}) but never seeded", draw
+    present = {id(s.call.node) for s in calls}
+    for obj in seedables:
+        if not obj.seeded_by & present:
+            return 0.75, f"the {obj.what} made at {obj.call.file}:{obj.call.line} is never seeded", obj.call
+    return None
+
+
+def evaluate_seeded(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
+    lex = rule.get("lexicon", {})
+    calls, views = seed_calls(ctx, scope, lex)
+    flags = _seed_flags(ctx, lex)
+    flag_ev = [evidence(ctx, s.file, s.line, "setting") for s in flags]
+    if not calls:
+        return CheckResult.failed(KIND, Status.missing, "no RNG seeding call (random/numpy/torch/jax/tf) found",
+                                  [evidence(ctx, s.file, s.line, "missing-near") for s in flags])
+    graph = reach(ctx)
+    reached = [s for s in calls if graph.reaches(s.call.file, s.call.scope)]
+    call_ev = [evidence(ctx, s.call.file, s.call.node, "rule") for s in (reached or calls)]
+    if not reached:
+        where = ", ".join(f"{s.call.file}:{s.call.line}" for s in calls[:3])
+        return CheckResult.partial(KIND, 0.75, f"RNGs are seeded ({where}) but no entry point reaches the seeding",
+                                   sorted_evidence(call_ev), taxonomy="unwired")
+    draws = _family_draws(ctx, scope, lex)
+    seedables = [o for o in _seedables(views, lex, scope) if graph.reaches(o.call.file, o.call.scope)]
+    problem = _problem(reached, flags, params, lex, draws, seedables)
+    if problem is not None:
+        score, message, cite = problem
+        extra = []
+        if cite is not None and hasattr(cite, "span"):
+            extra = [evidence(ctx, cite.span.file, cite.span.line, "rule")]
+        elif cite is not None:
+            extra = [evidence(ctx, cite.file, cite.node, "rule")]
+        return CheckResult.partial(KIND, score, message, sorted_evidence(call_ev + flag_ev + extra))
+    # What the pass rests on: a call is `rule` evidence when the verdict would fail without it, `presence`
+    # when only its being there counts (its seed value is never judged), `redundant` when it changes nothing
+    # (torch.cuda.manual_seed_all after torch.manual_seed; numpy seeded where nothing draws from numpy).
+    cited = []
+    for s in reached:
+        others = [r for r in reached if r is not s]
+        if _problem(others, flags, params, lex, draws, seedables) is None:
+            role, note = "redundant", "the verdict holds without this call"
+        elif not s.uses_flag or _problem(others + [SeedCall(s.call, False)], flags, params, lex, draws, seedables) is None:
+            role, note = "presence", "needed, whatever seed value it passes"
+        else:
+            role, note = "rule", "the only call the seed setting reaches"
+        cited.append(evidence(ctx, s.call.file, s.call.node, role, note=note))
+        if role != "redundant":
+            cited += [evidence(ctx, c.file, c.node, "presence", note=f"calls the seeding in {s.call.scope}")
+                      for c in _wiring_calls(s.call, views, lex)]
+    apis = sorted({s.call.name for s in reached})
+    return CheckResult.passed(KIND, f"RNGs seeded via {', '.join(apis)} on the entry path", sorted_evidence(cited + flag_ev))
+
+
+def _matches(qual: str, apis: list[str]) -> bool:
+    return any(qual == api or qual.endswith("." + api) for api in apis)
 
 
 # ----- seeds: how many seeds / runs ----------------------------------------------------------------------

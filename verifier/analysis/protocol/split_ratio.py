@@ -65,11 +65,14 @@ class SplitSite:
     root: str
     parts: list[Part] = field(default_factory=list)
     how: str = ""
+    sources: list = field(default_factory=list)  # settings the sizes were resolved through (`--val-fraction`)
 
 
-def _resolve(ctx, view: FileView, body, node, line) -> tuple[float | None, bool]:
+def _resolve(ctx, view: FileView, body, node, line, sources: list | None = None) -> tuple[float | None, bool]:
     resolver = Resolver(ctx, view, body, length=SIZE)
     value = resolver.value(node, line=line)
+    if sources is not None:
+        sources.extend(resolver.trail)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None, False
     return float(value), resolver.used_length
@@ -121,10 +124,11 @@ def _train_test_split(ctx, view, body, call: ast.Call, names: list[str]) -> Spli
     if isinstance(call.func, ast.Attribute) and not call.args:
         root = dotted(call.func.value)  # HF: ds.train_test_split(test_size=...)
     test, train = None, None
+    sources: list = []
     if "test_size" in kw:
-        test, _ = _resolve(ctx, view, body, kw["test_size"], call.lineno)
+        test, _ = _resolve(ctx, view, body, kw["test_size"], call.lineno, sources)
     if "train_size" in kw:
-        train, _ = _resolve(ctx, view, body, kw["train_size"], call.lineno)
+        train, _ = _resolve(ctx, view, body, kw["train_size"], call.lineno, sources)
     if test is None and train is None:
         if "test_size" in kw or "train_size" in kw:
             return None
@@ -133,7 +137,8 @@ def _train_test_split(ctx, view, body, call: ast.Call, names: list[str]) -> Spli
         test = (1 - train) if train <= 1 else None
     if train is None and test is not None:
         train = (1 - test) if test <= 1 else None
-    site = SplitSite(view.path, call.lineno, call.end_lineno or call.lineno, root or "?", how="`train_test_split`")
+    site = SplitSite(view.path, call.lineno, call.end_lineno or call.lineno, root or "?", how="`train_test_split`",
+                     sources=sources)
     first = names[0] if names else "train"
     second = names[1] if len(names) > 1 else "test"
     counts = test is not None and test > 1
@@ -150,14 +155,16 @@ def _random_split(ctx, view, body, call: ast.Call, names: list[str]) -> SplitSit
     root = dotted(call.args[0]) if call.args else None
     if not isinstance(lengths, (ast.List, ast.Tuple)):
         return None
-    values = [_resolve(ctx, view, body, e, call.lineno) for e in lengths.elts]
+    sources: list = []
+    values = [_resolve(ctx, view, body, e, call.lineno, sources) for e in lengths.elts]
     if any(v is None for v, _ in values):
         return None
     nums = [v for v, _ in values]
     relative = any(r for _, r in values)
     fractions_given = not relative and abs(sum(nums) - 1.0) < 1e-6
     default_kinds = ["train", "val", "test"] if len(nums) == 3 else ["train", "val"]
-    site = SplitSite(view.path, call.lineno, call.end_lineno or call.lineno, root or "?", how="`random_split`")
+    site = SplitSite(view.path, call.lineno, call.end_lineno or call.lineno, root or "?", how="`random_split`",
+                     sources=sources)
     total = sum(nums) or 1.0
     for i, num in enumerate(nums):
         name = names[i] if i < len(names) else f"part{i}"
@@ -303,6 +310,8 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
         else:
             score, msg, worst = _judge(expect, got, tol, external)
         ev = [evidence(ctx, s.file, s.line, "rule", end=s.end_line, note=s.how) for s in used]
+        ev += [evidence(ctx, src.file, src.line, "source", note=f"`{src.path}` = {src.value!r}")
+               for s in used for src in s.sources]
         candidates.append((-(score if score is not None else -1), worst, msg, score, ev))
     if not candidates:
         fractions, where = _setting_fractions(ctx)

@@ -21,7 +21,7 @@ from fractions import Fraction
 import sympy as sp
 from sympy.parsing.sympy_parser import auto_number, convert_xor, stringify_expr
 
-from verifier.analysis.code_sympy import (
+from verifier.symbolic.core import (
     MAX_EXPONENT,
     MAX_POWER_BITS,
     PICK,
@@ -530,6 +530,7 @@ class _LatexParser:
         self.i = 0
         self.functions = set(functions)
         self.bounds: set = set()
+        self.open_norms = 0  # `\|` opens a norm unless one is open: "\frac{1}{2} \| x \|^2" multiplies
 
     # ----- token helpers ---------------------------------------------------------------------------
     def peek(self, k: int = 0) -> _Tok:
@@ -623,6 +624,8 @@ class _LatexParser:
         if tok.kind == "char":
             return tok.text in "({[|"
         if tok.kind == "cmd":
+            if tok.text in ("|", "Vert", "lVert"):
+                return self.open_norms == 0
             return tok.text not in ("cdot", "times", "ast", "pm", "mid") and tok.text not in _SPLITTERS and tok.text not in (
                 "}", "{", "right", "|", "rbrace", "rangle", "rvert", "rVert", "end")
         return False
@@ -740,7 +743,11 @@ class _LatexParser:
                 return _bounded_power(self.group_or_single(), 1 / n, tok.pos)
             return sp.sqrt(self.group_or_single())
         if name in ("|", "Vert", "lVert", "rVert"):
-            inner = self.sum()
+            self.open_norms += 1
+            try:
+                inner = self.sum()
+            finally:
+                self.open_norms -= 1
             closing = self.next()
             if closing.text not in ("|", "Vert", "rVert"):
                 raise self.error(closing, "expected `\\|`, found")

@@ -1,0 +1,163 @@
+"""D1 name inference: values named by labels, lead noun phrases, head nouns, lists, grids and per-case tables."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from verifier.compiler import compile_claim
+from verifier.compiler.numbers import parse_value
+from verifier.spec.model import SAU
+
+
+def compiled(claim: str, dimension: str = "D1"):
+    return compile_claim(SAU(id="p-D1-001", dimension=dimension, claim=claim))
+
+
+def values(claim: str) -> list[tuple[str, object]]:
+    return [(c.name, c.expect) for c in compiled(claim).checks if c.kind == "value"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("8x", 8),
+        ("[0, pi]", [0, math.pi]),
+        ("[2pi, 4π]", [2 * math.pi, 4 * math.pi]),
+        ("[2, 3.5, 4] x1e3", [2000, 3500, 4000]),
+        ("{1, 2} × 10^2", [100, 200]),
+    ],
+)
+def test_numbers_with_multipliers_and_pi(text, expected):
+    assert parse_value(text) == pytest.approx(expected)
+
+
+def test_one_minus_symbol_is_solved_and_the_lead_names_the_last_value():
+    result = compiled("Coverage level of the band; miss rate is 1 - gamma = 0.1 = 0.9")
+    assert values("Coverage level of the band; miss rate is 1 - gamma = 0.1 = 0.9") == [
+        ("coverage_level", 0.9),
+        ("gamma", 0.9),
+    ]
+    assert result.coverage == "full"
+
+
+def test_lead_noun_phrase_names_a_value_stated_with_its_derivation():
+    result = compiled("Upper clipping bound; the score s must satisfy f(x, s) <= 2.5 = 2.5")
+    assert values("Upper clipping bound; the score s must satisfy f(x, s) <= 2.5 = 2.5") == [("upper_clipping_bound", 2.5)]
+    assert result.coverage == "full"
+
+
+def test_a_lead_never_renames_a_value_its_own_key_names():
+    assert values("Sampler chunk and window lengths: w=12, L_max=40")[1:] == [("l_max", 40)]
+
+
+def test_counted_symbol_settings_and_description_keys_named_by_the_label():
+    assert values("Four tau settings used for plotting the histogram in Figure 2 = [0.1, 0.2, 0.3, 0.4]") == [
+        ("tau", [0.1, 0.2, 0.3, 0.4])
+    ]
+    assert values("Task kind for ImageNet: controlling the top error in multiclass labelling = multiclass_classification") == [
+        ("task_kind", "multiclass_classification")
+    ]
+
+
+def test_label_then_a_number_with_prose_after_it():
+    assert values("Replay subsample fraction: 0.5% (1/200) of each task's buffer") == [("replay_subsample_fraction", 0.005)]
+    # a number followed by its own noun is that noun's count, not the label's value
+    assert values("Shared settings: 12 evaluated agents") == [("num_agents", 12)]
+
+
+def test_lists_and_grids_after_a_noun_phrase_with_prose_after_them():
+    assert values("Sweep configs: dropout probabilities [0.1, 0.2, 0.3] on the small model; noise grid [1, 2, 4] x1e-2 for the large one") == [
+        ("dropout_probabilities", [0.1, 0.2, 0.3]),
+        ("noise", [0.01, 0.02, 0.04]),
+    ]
+    assert values("The encoder applies per-level pooling factors of 4, 2, and 1 to the three feature maps") == [
+        ("pooling_factors", [4, 2, 1])
+    ]
+    assert values("Noise levels evaluated in the study: 0.5 (strong), 0.2 (mild), 0.0") == [("noise", [0.5, 0.2, 0])]
+
+
+def test_per_case_tables_and_qualified_counts():
+    assert values("Data: 4x10^3 samples for task A, 2x10^3 for task B, 300 and 60 samples for task C") == [
+        ("num_samples", 4000),
+        ("num_samples", 2000),
+        ("num_samples", 300),
+        ("num_samples", 60),
+    ]
+    assert values("Per pair: 30 positive samples and 30 randomly drawn negative samples") == [
+        ("num_positive_samples", 30),
+        ("num_negative_samples", 30),
+    ]
+    assert values("Recurrent core: 3 static + 5 dynamic layers, batch=32") == [
+        ("num_static_layers", 3),
+        ("num_dynamic_layers", 5),
+        ("minibatch_size", 32),
+    ]
+
+
+def test_rates_intervals_lengths_and_trailing_assignments():
+    assert values("Simulated detector: 90% detection accuracy, 10% false positive rate") == [
+        ("detection_accuracy", 0.9),
+        ("false_positive_rate", 0.1),
+    ]
+    assert values("Leaderboard scores recomputed every 500 simulated games") == [("update_interval", 500)]
+    assert values("The corpus holds sequences of length 128") == [("sequence_length", 128)]
+    assert values("spatial domain x in [0, 2pi] with N=64 points") == [("spatial_domain", [0, 2 * math.pi]), ("N", 64)]
+
+
+def test_word_valued_settings_and_precision():
+    assert values("Transform: 2D DWT using db2 wavelet, reflect padding mode, bf16 mixed precision") == [
+        ("wavelet", "db2"),
+        ("padding_mode", "reflect"),
+        ("dtype", "bf16"),
+    ]
+    # a word before "wavelet" that is not a wavelet family or known value names nothing
+    assert values("Compare the discrete wavelet transform against the FFT") == []
+
+
+def test_nested_label_and_data_time_steps():
+    result = compiled("rollout config: AR steps: 3, total frames 48")
+    assert [(c.name, c.expect) for c in result.checks if c.kind == "value"] == [("num_ar_steps", 3), ("num_frames", 48)]
+    assert values("Heat equation data: 64 stored timesteps per trajectory") == [("num_time_steps", 64)]
+
+
+def test_precision_guards_keep_wrong_names_out():
+    # "rate of trials exceeding the threshold" is a rate, not the threshold
+    assert values("maximum tolerated rate of runs exceeding the risk threshold = 0.1") == [("maximum_tolerated_rate", 0.1)]
+    # a remark in parentheses after a value is not read as more values
+    assert values("finetune config: steps=12k (stage 2, 48-frame)") == [("num_steps", 12000)]
+    # hardware with a time range is context, not an unnamed number
+    result = compiled("Training: lr=3e-4. Runs on 2 A100 GPUs (3.5-4h)")
+    assert result.coverage == "full" and values("Training: lr=3e-4. Runs on 2 A100 GPUs (3.5-4h)") == [("learning_rate", 0.0003)]
+
+
+def test_statistics_labels_and_parameter_variants():
+    # counts under a statistics label describe the data: context, no check
+    result = compiled("Characteristics of the crawled forum corpus: 120,500 posts from 8,200 unique users; 900 in spam")
+    assert result.checks == [] and all(f.outcome == "context" for f in result.fragments)
+    # sizes under a parameter label are counts; the settings that give them are read from the parentheses
+    assert values("The decoder comes in two parameter variants: 20M (base dims 32) and 90M (base dims 96)") == [
+        ("base_dim", 32),
+        ("base_dim", 96),
+    ]
+    assert values("Backbone sizes: small-5M/384d, large-80M/1024d") == [("hidden_size", 384), ("hidden_size", 1024)]
+
+
+def test_model_named_by_a_role_label_and_code_identifiers_at_the_end_of_a_key():
+    assert values("Sweep: 0.1, 0.2, 0.3. Reference model: mistral-7b (fixed across runs)") == [("reference_model", "mistral-7b")]
+    assert values("finetuned on 100 trajectories for 2k steps with lambda_KL=0.5") == [("lambda_kl", 0.5), ("num_steps", 2000)]
+
+
+def test_formula_with_symbol_definitions_is_typed_and_definitions_are_context():
+    claim = "Terms of the cost model c_total = a * N + b: N = number of queries sent. b = fixed setup cost per run"
+    result = compiled(claim)
+    assert [c.kind for c in result.checks] == ["formula"]
+    assert result.fragments[0].outcome == "typed"
+
+
+def test_plural_nouns_restatements_and_paired_names():
+    assert values("Prompting: 40 class text prompts per image") == [("num_prompts", 40)]
+    assert values("Target miss rate; equivalent to 95% coverage target = 0.05") == [("target_miss_rate", 0.05)]
+    assert values("Simulation: symmetric 2% FPR/FNR") == [("false_positive_rate", 0.02), ("false_negative_rate", 0.02)]
+    assert values("Grid: 0.5-degree latitude-longitude resolution") == [("resolution", 0.5)]

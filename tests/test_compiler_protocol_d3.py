@@ -1,0 +1,357 @@
+"""Protocol (D3) prose compiles into the protocol checks the rule library runs: comparison lists written as
+sentences, family lists, ablated components, and the fragments no repository implements (context)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from verifier.compiler import compile_claim
+from verifier.compiler.protocol_claims import baseline_name, code_spellings, context_note, find_baseline_lists
+from verifier.engine import run_repo
+from verifier.spec.model import SAU
+
+SABENCH = Path(__file__).resolve().parents[2] / "shared" / "sabench-dev"
+
+
+def compiled(claim: str, dimension: str = "D3"):
+    return compile_claim(SAU(id="p-D3-001", dimension=dimension, claim=claim), {})
+
+
+def dumps(result) -> list[dict]:
+    return [c.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True) for c in result.checks]
+
+
+def outcomes(result) -> list[tuple[str, str, str]]:
+    return [(f.text, f.outcome, f.reason.split(":")[0]) for f in result.fragments]
+
+
+# ----- comparison lists in running prose ------------------------------------------------------------------
+def test_prose_list_after_against_ends_at_its_qualifier():
+    result = compiled("Compare TreeNet against CRU-D, Latent ODE, mTAN and NRDE on CIFAR-10.")
+    assert dumps(result) == [
+        {"rule": "baseline", "name": "CRU-D", "aliases": ["cru_d", "CRUD"]},
+        {"rule": "baseline", "name": "Latent ODE", "aliases": ["latent_ode", "LatentODE"]},
+        {"rule": "baseline", "name": "mTAN"},
+        {"rule": "baseline", "name": "NRDE"},
+        {"rule": "dataset", "expect": "CIFAR10"},
+    ]
+    assert result.coverage == "full" and result.leftover == []
+
+
+def test_vs_list_and_bare_compare_list():
+    result = compiled("Measure error growth for GraphNet vs MGN, GNOT, Transolver on 2D flows. Metric: MSE.")
+    assert [c["name"] for c in dumps(result) if c.get("rule") == "baseline"] == ["MGN", "GNOT", "Transolver"]
+    assert {"rule": "metric", "expect": "MSE"} in dumps(result) and result.coverage == "full"
+    bare = compiled("Compare Full FT, CLIP Zero-Shot, 8 PEFT methods, and WiSE variants.")
+    assert [c for c in dumps(bare) if c.get("rule") == "baseline"] == [
+        {"rule": "baseline", "name": "Full fine-tuning", "aliases": ["full_fine_tuning", "FullFineTuning"]},
+        {"rule": "baseline", "name": "CLIP Zero-Shot", "aliases": ["clip_zero_shot", "CLIPZeroShot"]},
+        {"rule": "baseline", "name": "WiSE"},
+    ]
+    assert {"name": "num_methods", "expect": 8} in dumps(bare)  # "8 PEFT methods" is a count, not a name
+
+
+def test_subject_of_vs_is_not_a_baseline_and_quoted_results_are_context():
+    result = compiled("Compare KernelNet vs ResMLP, DenseMLP, and SparseMLP (numbers taken from its paper).")
+    assert [c["name"] for c in dumps(result)] == ["ResMLP", "DenseMLP"]
+    assert outcomes(result)[-1] == ("and SparseMLP (numbers taken from its paper)", "context", "reported result")
+    assert result.coverage == "full"
+
+
+def test_family_members_are_the_baselines_and_a_bare_family_is_left_for_the_judge():
+    members = compiled("Compare the adapter against Full FT and PEFT baselines (LoRA, DoRA, PiSSA) on GSM8K.")
+    assert [c.get("name") or c.get("expect") for c in dumps(members)] == [
+        "Full fine-tuning", "LoRA", "DoRA", "PiSSA", "GSM8K",
+    ]
+    family = compiled("Baselines: PEFT methods, SOTA models. Metric: accuracy.")
+    assert dumps(family) == [{"rule": "metric", "expect": "accuracy"}]
+    assert family.coverage == "partial"
+    assert [f.outcome for f in family.fragments] == ["leftover", "leftover", "typed"]
+
+
+def test_counted_list_with_abbreviations():
+    result = compiled(
+        "The loss is applied to three distinct architectures -- Graph Network Simulator (GNS), MeshGraphNet, "
+        "and Transolver -- to show generality."
+    )
+    assert [c["name"] for c in dumps(result)] == ["GNS", "MeshGraphNet", "Transolver"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Compare methods under input-dependent noise X ~ Uniform(0,4) with n=200 samples.",
+        "Three methods compared on relative frequency of exceedance (95% Clopper-Pearson CI).",
+        "Baselines: detector_acc = 1.0 (perfect detector), detector_acc = 0.9 (weak detector).",
+        "Compare KV-cache memory: Ours 0.77-0.86GB vs Live2diff 17.70GB.",
+        "Train 3 variants: S-6M (256d embedding), B-42M (512d), L-138M (768d).",
+        "Data: 22 models: proprietary (via provider APIs: Anthropic, OpenAI) + open-source.",
+        "P7 — DINOv2 vs. ImageNet-21K Comparison.",
+        "Compare DWT (pytorch_wavelets) vs PyTorch 2D FFT.",
+        "Baselines: N/A (descriptive evaluation).",
+        "Baseline: worst-performing method per dataset (relative baseline = 0).",
+        "Compare detection rates between naive and informed adversaries.",
+        "Ablation: wavelet vs Fourier transform.",
+    ],
+)
+def test_no_baseline_from_prose_that_names_none(text):
+    assert find_baseline_lists(text).names == []
+    assert not [c for c in compiled(text).checks if getattr(c, "rule", None) == "baseline"]
+
+
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("We compare against the strongest baseline from prior work, which uses a ResNet-50 backbone.", []),
+        ("Robustness against Gaussian noise and JPEG compression.", []),
+        ("Compared with Adam and SGD optimizers on CIFAR-10.", []),  # optimizers: call checks, not baselines
+        ("Our method outperforms the baselines (see Table 3).", []),
+        ("The baseline is trained for 10 epochs.", []),
+        ("Baselines include random search, grid search and Bayesian optimization.", ["Random search", "Grid search"]),
+        ("Compare with the Euler and Heun solvers.", ["Euler", "Heun"]),
+        ("compared against PPO and SAC with 5 seeds each", ["PPO", "SAC"]),
+        ("Compare to prior SOTA: DreamBooth, Textual Inversion, and Custom Diffusion.",
+         ["DreamBooth", "Textual Inversion", "Custom Diffusion"]),
+        ("Compared to two groups: pixel (PixNet, GridNet) and latent (LatNet, CodeNet).",
+         ["PixNet", "GridNet", "LatNet", "CodeNet"]),
+    ],
+)
+def test_baseline_lists_in_other_phrasings(text, names):
+    assert find_baseline_lists(text).names == names
+
+
+@pytest.mark.parametrize(
+    "item, name",
+    [
+        ("and DDPM baselines", "DDPM"),
+        ("Houl. Adapter", "Adapter"),
+        ("VICON-88M", "VICON"),
+        ("FMT-S-6M", "FMT"),
+        ("FNO's", "FNO"),
+        ("do_nothing", "do_nothing"),
+        ("linear probing", "Linear probing"),
+        ("PEFT baselines", None),
+        ("8 PEFT methods", None),
+        ("PyTorch 2D FFT", None),
+        ("ImageNet-21K Comparison", None),
+        ("Scenario 1", None),
+        ("J", None),
+        ("worst-performing PEFT method", None),
+    ],
+)
+def test_baseline_name_of_a_list_item(item, name):
+    assert baseline_name(item) == name
+
+
+def test_code_spellings():
+    assert code_spellings("OS-Ext") == ["os_ext", "OSExt"]
+    assert code_spellings("Diffusion+FFT") == ["diffusion_fft", "DiffusionFFT"]
+    assert code_spellings("LoRA") == []
+
+
+def test_ablated_component_named_by_its_abbreviation():
+    result = compiled("The model is evaluated with and without prefix-enhancement (PE) at T=50 steps.")
+    assert {"rule": "baseline", "name": "prefix-enhancement", "aliases": ["prefix_enhancement", "PrefixEnhancement"]} in dumps(result)
+    standard = compiled("Each network is evaluated in its standard form and with the energy penalty (EP- variant) on both tasks.")
+    assert dumps(standard) == [{"rule": "baseline", "name": "energy penalty", "aliases": ["energy_penalty", "EnergyPenalty"]}]
+    unnamed = compiled("The model is evaluated with and without data augmentation.")
+    assert not unnamed.checks and unnamed.coverage == "none"
+
+
+def test_baseline_lists_are_not_read_in_method_claims():
+    assert not compiled("Compare against CRU-D and mTAN.", "D2").checks
+
+
+# ----- context: what no repository implements ------------------------------------------------------------
+@pytest.mark.parametrize(
+    "fragment, category",
+    [
+        ("Methods marked with † are trained on extra data", "citation"),
+        ("and RivalNet (results from GitHub, same device)", "reported result"),
+        ("N/A (descriptive evaluation)", "not applicable"),
+        ("Additionally", "connective"),
+        ("For each prompt category", "heading of the parts that follow"),
+        ("after training on inputs drawn from [a, b]", "heading of the parts that follow"),
+        ("Proprietary models use different API pricing tiers", "compute budget"),
+        ("Extra r×r matrix R adds negligible overhead", "compute budget"),
+        ("total transform time (seconds)", "compute budget"),
+        ("Parameter counts", "parameter count"),
+        ("Verify slower error accumulation for our model", "reported result"),
+        ("Real-world dataset (0.25deg, surface to 100km)", "dataset statistic"),
+        ("long-term dependency", "heading"),
+        ("Wavelet reconstruction fidelity test", "heading"),
+        ("optimal gradient approximation vs initialization quality", "heading"),
+    ],
+)
+def test_context_notes(fragment, category):
+    assert context_note(fragment).split(":")[0] == category
+
+
+@pytest.mark.parametrize(
+    "fragment",
+    [
+        "strong augmentation",
+        "spatial attention",
+        "Evaluate at multiple super-resolution levels",
+        "parallel vs. sequential adapter designs on self-supervised features",
+        "(d) within-category vs. cross-category similarity analysis",
+        "Simulation only (no control)",
+        "For 100 epochs",
+        "after 5000 warmup steps",
+        "initialization sample count",
+        "balancing risk control and efficiency",
+        "Real-world dataset with 40000 trajectories",
+        "None of the baselines use pretraining",
+        "hyperparameter values from the official implementation",
+    ],
+)
+def test_fragments_that_state_a_fact_are_not_context(fragment):
+    assert context_note(fragment) is None
+
+
+def test_context_notes_only_for_protocol_claims():
+    protocol = compiled("Ablation: long-term dependency. Compare against GRU-D and mTAN.")
+    assert outcomes(protocol)[0] == ("Ablation: long-term dependency", "context", "heading")
+    assert protocol.coverage == "full"
+    method = compiled("Ablation: long-term dependency. The encoder uses GELU.", "D2")
+    assert method.fragments[0].outcome == "leftover"
+
+
+def test_whole_claim_in_sabench_style():
+    result = compiled(
+        "Ablation: noise robustness. Compare ShockNet vs WENO-Net, CNO and DiffusionPDE on CIFAR-10. "
+        "Methods marked with * are trained on train+test. Verify lower error for ShockNet. Metric: MSE."
+    )
+    assert dumps(result) == [
+        {"rule": "baseline", "name": "WENO-Net", "aliases": ["weno_net", "WENONet"]},
+        {"rule": "baseline", "name": "CNO"},
+        {"rule": "baseline", "name": "DiffusionPDE"},
+        {"rule": "dataset", "expect": "CIFAR10"},
+        {"rule": "metric", "expect": "MSE"},
+    ]
+    assert [o for _, o, _ in outcomes(result)] == ["context", "typed", "typed", "context", "context", "typed"]
+    assert result.coverage == "full"
+
+
+# ----- end to end: a compiled D3 claim against a small repo ------------------------------------------------
+TRAIN = '''\
+"""Train a small classifier on MNIST and compare it with two baselines."""
+import torch
+from sklearn.metrics import accuracy_score
+from torchvision import datasets
+
+
+class TinyNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(784, 10)
+
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+
+
+class WideMLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10))
+
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+
+
+class DeepNetB(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Sequential(torch.nn.Linear(784, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+
+
+def evaluate(model, images, labels):
+    preds = model(images).argmax(1)
+    return accuracy_score(labels.numpy(), preds.numpy())
+
+
+def main():
+    test_set = datasets.MNIST("data", train=False, download=True)
+    images, labels = test_set.data.float() / 255.0, test_set.targets
+    for model in (TinyNet(), WideMLP(), DeepNetB()):
+        print(type(model).__name__, evaluate(model, images, labels))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+SPEC = '''\
+version: 1
+paper: {id: tiny, title: Tiny}
+saus:
+  - id: tiny-D3-001
+    dimension: D3
+    claim: >-
+      Ablation: capacity sensitivity. Compare TinyNet against WideMLP and DeepNet-B on MNIST.
+      Methods marked with * use numbers from their papers. Metric: accuracy.
+'''
+
+
+def write_repo(root: Path, train: str) -> Path:
+    root.mkdir(parents=True)
+    (root / "train.py").write_text(train, encoding="utf-8")
+    (root / "sau.yaml").write_text(SPEC, encoding="utf-8")
+    return root
+
+
+def test_compiled_claim_of_the_end_to_end_spec():
+    claim = SPEC.split("claim: >-\n", 1)[1].replace("\n      ", " ").strip()
+    result = compiled(claim)
+    assert dumps(result) == [
+        {"rule": "baseline", "name": "WideMLP"},
+        {"rule": "baseline", "name": "DeepNet-B", "aliases": ["deepnet_b", "DeepNetB"]},
+        {"rule": "dataset", "expect": "MNIST"},
+        {"rule": "metric", "expect": "accuracy"},
+    ]
+    assert result.coverage == "full"
+
+
+def test_end_to_end_faithful_repo_passes(tmp_path):
+    repo = write_repo(tmp_path / "faithful", TRAIN)
+    (verdict,) = run_repo(repo, use_cache=False).verdicts
+    assert (verdict.status.value, verdict.score) == ("pass", 1.0)
+    lines = {(e.file, e.line) for e in verdict.evidence}
+    assert ("train.py", 25) in lines  # class DeepNetB: found through the alias the compiler added
+    assert ("train.py", 40) in lines  # datasets.MNIST(...) loads the dataset
+
+
+def test_end_to_end_baseline_never_run_is_flagged(tmp_path):
+    drifted = TRAIN.replace("for model in (TinyNet(), WideMLP(), DeepNetB()):", "for model in (TinyNet(), WideMLP()):")
+    repo = write_repo(tmp_path / "drifted", drifted)
+    (verdict,) = run_repo(repo, use_cache=False).verdicts
+    assert (verdict.status.value, verdict.score) == ("partial", 0.75)
+    assert "DeepNet-B is implemented (train.py:25) but no experiment runs it" in verdict.message
+    (baseline,) = [r for r in verdict.checks if "DeepNet-B" in r.message]
+    assert (baseline.status.value, baseline.score) == ("partial", 0.5)
+    assert [(e.file, e.line) for e in baseline.evidence] == [("train.py", 25)]
+
+
+def test_end_to_end_other_dataset_is_a_mismatch(tmp_path):
+    repo = write_repo(tmp_path / "swapped", TRAIN.replace("datasets.MNIST(", "datasets.FashionMNIST("))
+    (verdict,) = run_repo(repo, use_cache=False).verdicts
+    assert (verdict.status.value, verdict.score) == ("partial", 0.75)
+    (dataset,) = [r for r in verdict.checks if "MNIST" in r.message]
+    assert (dataset.status.value, dataset.score, dataset.message) == ("mismatch", 0.0, "loads FashionMNIST, not MNIST")
+    assert [(e.file, e.line) for e in dataset.evidence] == [("train.py", 40)]
+
+
+# ----- the dev set, when it is there -----------------------------------------------------------------------
+@pytest.mark.skipif(not SABENCH.is_dir(), reason="SA-Bench dev data not present")
+def test_dev_set_baseline_names_are_names():
+    """No comparison list item of the dev set becomes a baseline that is a quantity, a title or a library."""
+    for path in sorted(SABENCH.glob("*.json")):
+        for claim in json.loads(path.read_text())["claims"]:
+            for name in find_baseline_lists(claim["claim"]).names:
+                assert baseline_name(name) == name, (claim["id"], name)  # a name read again is the same name

@@ -1,0 +1,438 @@
+"""Protocol prose -> what the `protocol` rules check: the baselines a claim compares against, the component
+an ablation switches, and the fragments of a protocol claim that no repository implements.
+
+SA-Bench's D3 claims name their comparisons in running prose ("Compare WDNO against WNO, MWT, FNO and DDPM on
+2D simulation", "Baselines: PID, SAC (pseudo-online/offline)", "PEFT baselines (LoRA, DoRA)"). Each helper
+reads one textual shape; the words that decide (baseline families, spellings, libraries) are data in
+rules/claim_protocol.yaml. A name the helpers are unsure of is left out: a fragment without a check goes to
+the judge, a wrong check does not.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from verifier.compiler import terms
+
+# ----- baseline lists -------------------------------------------------------------------------------------
+_CUE = re.compile(
+    r"\b(?:(?P<strong>(?:compared?|compares|comparing)\s+(?:against|with|to)|against|versus|vs\.?)"
+    r"|(?P<compare>compare[sd]?|comparing)|(?P<label>baselines?)(?:\s+(?:include|includes|are|is))?"
+    r"|(?P<counted>(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?:[\w\-]+\s+){0,4}?"
+    r"(?:architectures|methods|baselines|operators|variants|approaches|algorithms)\s*(?:--|—|:)))(?![\w-])",
+    re.IGNORECASE,
+)  # "counted": "four distinct neural operator architectures -- A, B, C and D --"
+_STRONG_INSIDE = re.compile(r"\b(?:against|versus|vs\.?)(?![\w-])|\bcompared?\s+(?:with|to)\b", re.IGNORECASE)
+# Words after a name that start a qualifier, not another name: "DDPM on 2D simulation", "LoRA at rank 8".
+_TAIL = re.compile(
+    r"\s(?:on|at|in|across|for|with|without|to|under|using|over|from|by|via|when|where|which|that|as|per|during|"
+    r"through|trained|evaluated|tested|measured|based|against|versus|vs\.?|—|--)(?![\w-])",
+    re.IGNORECASE,
+)
+_FAMILY_TAIL = re.compile(
+    r"\s+(?:baselines?|variants?|models?|methods?|approaches|approach|versions?|configurations?|solvers?|samplers?|"
+    r"agents?|policy|policies|networks?|classifiers?|regressors?)$",
+    re.IGNORECASE,
+)
+_ABBREVIATED = re.compile(r"(?:^|\s)[A-Z][a-z]{1,5}\.(?=\s)")  # "Houl. Adapter": a shortened qualifier
+_QUOTED = re.compile(
+    r"\b(?:results?|numbers?|scores?)\s+(?:are\s+)?(?:from|taken from|copied from|quoted from)\b|"
+    r"\breported (?:in|by)\b|\bfrom (?:their|the original) papers?\b",
+    re.IGNORECASE,
+)
+_NAME_TOKEN = re.compile(r"^(?=[^\s]*[A-Za-z])(?:[A-Z0-9][\w\-+./']*|[a-z]+[A-Z][\w\-+./']*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+)$")
+_QUANTITY = re.compile(r"^(?![123]D$)[-+~]?\d[\d.,\-]*[A-Za-z%]{0,3}(?:/\w+)?$")  # 8, 29.46GB, 0.77-0.86GB, 16M, 2x
+_SIZE_SUFFIX = re.compile(r"-\d+(?:\.\d+)?[KMB](?:/\w+)?$")
+_TITLE_WORDS = frozenset(
+    "comparison analysis evaluation study ablation table figure section results result benchmark experiment "
+    "experiments setup protocol".split()
+)
+_GENERIC = frozenset(
+    "ours our it them others all each both none n/a na baseline baselines sota state-of-the-art prior work "
+    "previous work existing methods".split()
+)
+
+
+_METHOD_APIS = frozenset({"architecture", "peft", "diffusion", "operators"})  # rules/claim_apis.yaml categories
+
+
+@dataclass(frozen=True)
+class BaselineList:
+    names: list[str]
+    spans: list[tuple[int, int]]  # the parts of the text that only list names (they count as compiled)
+
+
+@functools.cache
+def _vocabulary() -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
+    """(baseline families, library names, lower-case baseline spelling -> name) of rules/claim_protocol.yaml."""
+    families = frozenset(w.lower() for w in terms.protocol_words("baseline_families"))
+    libraries = frozenset(w.lower() for w in terms.protocol_words("libraries"))
+    named: dict[str, str] = {}
+    for name, spellings in terms.protocol_mapping_lists("baselines").items():
+        for spelling in [name, *spellings]:
+            named[_norm(spelling)] = name
+    return families, libraries, named
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s_\-]+", " ", text.strip().lower())
+
+
+def baseline_name(item: str) -> str | None:
+    """The baseline an item of a comparison list names ("and DDPM baselines" -> DDPM), or None when it names a
+    family ("PEFT baselines"), a count ("8 PEFT methods"), a library, a dataset or metric, or is prose."""
+    families, libraries, named = _vocabulary()
+    text = re.sub(r"^(?:and|or|as well as|plus|the|a|an)\s+", "", item.strip(" \t,;:'\"*"), flags=re.IGNORECASE)
+    text = re.sub(r"^(?:and|or|the)\s+", "", text, flags=re.IGNORECASE).strip()
+    if _norm(text) in named:
+        return named[_norm(text)]
+    text = _FAMILY_TAIL.sub("", text).strip()
+    text = re.sub(r"'s$", "", _ABBREVIATED.sub(" ", f" {text}").strip())
+    if _SIZE_SUFFIX.search(text):  # "VICON-88M", "FMT-S-6M": the model's size is not part of its name
+        text = re.sub(r"-(?:XXS|XS|S|B|M|L|XL|XXL|H|G)$", "", _SIZE_SUFFIX.sub("", text))
+    lowered = _norm(text)
+    if lowered in named:
+        return named[lowered]
+    tokens = text.split()
+    if not tokens or len(tokens) > 4 or len(text) > 40 or "=" in text:
+        return None
+    if lowered in families or lowered in _GENERIC or any(t.lower() in libraries for t in tokens):
+        return None
+    if any(t.lower().strip(".") in _TITLE_WORDS for t in tokens) or any(_QUANTITY.match(t) for t in tokens):
+        return None
+    if not all(_NAME_TOKEN.match(t) for t in tokens) or terms.find_protocol_terms(text):
+        return None
+    if len(tokens) == 1 and len(text) == 1:
+        return None  # a bare symbol ("J", "M") is not a method's name
+    if any(h.start == 0 and h.end == len(text) and h.category.split("_")[0] not in _METHOD_APIS for h in terms.find_apis(text)):
+        return None  # "compared with Adam and SGD": optimizers, not baselines (their call checks say it)
+    return text
+
+
+def _list_end(text: str, start: int) -> int:
+    """Where a list that starts at ``start`` ends: a sentence end, ``;``, ``|``, a line, a colon or the close
+    of a bracket it sits in (brackets inside the list are skipped)."""
+    depth = 0
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif depth == 0 and ch in ";|\n:":
+            return i
+        elif depth == 0 and ch == "." and (i + 1 == len(text) or text[i + 1] in " \n"):
+            before = text[max(0, i - 6) : i].lower()
+            if not re.search(r"(?:\bvs|\be\.g|\bi\.e|\bet al|\betc)$", before) and not re.search(r"(?:^|\s)[A-Z][a-z]{1,5}$", text[max(0, i - 7) : i]):
+                return i
+        i += 1
+    return len(text)
+
+
+def _top_level_groups(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans of the comma-separated groups of text[start:end] (commas inside brackets do not cut)."""
+    groups, depth, a = [], 0, start
+    for i in range(start, end):
+        ch = text[i]
+        depth += ch in "([{"
+        depth -= ch in ")]}" and depth > 0
+        if ch == "," and depth == 0:
+            groups.append((a, i))
+            a = i + 1
+    groups.append((a, end))
+    return [(x, y) for x, y in groups if text[x:y].strip()]
+
+
+def _parenthetical(item: str) -> tuple[str, str | None]:
+    """(the item without its parentheticals, the text of its first one)."""
+    inner = None
+    out, depth, current = [], 0, []
+    for ch in item:
+        if ch == "(":
+            depth += 1
+            if depth == 1:
+                current = []
+                continue
+        elif ch == ")" and depth:
+            depth -= 1
+            if depth == 0:
+                inner = "".join(current) if inner is None else inner
+                out.append(" ")
+                continue
+        if depth:
+            current.append(ch)
+        else:
+            out.append(ch)
+    return re.sub(r"\s+", " ", "".join(out)).strip(), inner
+
+
+def _acronym_of(name: str, inner: str | None) -> str | None:
+    """"Wavelet Neural Operator (WNO)" -> WNO: the short name the paper (and its code) uses."""
+    inner = (inner or "").strip()
+    if re.fullmatch(r"[A-Z][A-Za-z0-9\-]{1,8}", inner) and " " in name and inner[0].lower() == name[0].lower():
+        return inner
+    return None
+
+
+def _members(inner: str | None) -> list[str]:
+    """The names of a parenthetical that lists a family's members: "(LoRA, DoRA, PiSSA)"; [] otherwise."""
+    if not inner:
+        return []
+    if re.search(r"[:=]|^\s*(?:e\.g|i\.e|via|see|cf)\b", inner, re.IGNORECASE):
+        return []  # "(via provider APIs: A, B)", "(e.g., A, B)": a remark, not the family's members
+    items = [i for i in re.split(r",|;|\band\b|\bor\b", inner) if i.strip()]
+    names = [n for n in (baseline_name(_parenthetical(i)[0]) for i in items) if n]
+    return names if len(names) >= 2 and len(names) == len(items) else []
+
+
+def _top_level_parts(group: str) -> list[str]:
+    """A group cut at " and " / " or " / " & " outside brackets: "text-conditioned (A, B) and image (C, D)"."""
+    parts, depth, a = [], 0, 0
+    for match in re.finditer(r"[()\[\]{}]|\s+(?:and|or|&)\s+", group):
+        token = match.group(0)
+        if token in "([{":
+            depth += 1
+        elif token in ")]}":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            parts.append(group[a : match.start()])
+            a = match.end()
+    parts.append(group[a:])
+    return [p for p in parts if p.strip()]
+
+
+def _tail_at(part: str) -> re.Match | None:
+    """The first qualifier word of a list item outside its brackets ("DDPM (x) on 2D simulation" -> " on")."""
+    for match in _TAIL.finditer(part):
+        before = part[: match.start()]
+        if before.count("(") <= before.count(")") and before.count("[") <= before.count("]"):
+            return match
+    return None
+
+
+def _read_list(text: str, start: int, end: int, compare: bool = False) -> tuple[list[str], list[tuple[int, int]], int, int]:
+    """Names, the spans of groups made only of names, the number of items, and where reading stopped, of the
+    list text[start:end]. ``compare``: the list follows a bare "Compare", whose first item may be the subject
+    of a stronger cue ("Compare WDNO vs PID, SAC"): then that cue reads the list."""
+    names: list[str] = []
+    spans: list[tuple[int, int]] = []
+    items = 0
+    for a, b in _top_level_groups(text, start, end):
+        group = text[a:b]
+        if _QUOTED.search(group):
+            items += 1
+            continue  # "StreamT2V (results from GitHub)": numbers quoted, not a baseline the code runs
+        found: list[str] = []
+        offset = 0
+        parts = _top_level_parts(group)
+        for number, part in enumerate(parts):
+            offset = group.index(part, offset)
+            tail = _tail_at(" " + part)
+            if compare and not items and tail and _STRONG_INSIDE.match(tail.group(0).strip()):
+                return [], [], 0, start
+            raw = part[: tail.start() - 1] if tail else part
+            head, inner = _parenthetical(raw)
+            name = baseline_name(head) if head else None
+            name = (_acronym_of(name, inner) or name) if name else None
+            members = [] if name else _members(inner)
+            found.extend([name] if name else members)  # "PEFT baselines (LoRA, DoRA)": its members
+            items += max(1, len(members))
+            if tail:
+                names.extend(found)
+                if found and len(found) >= number + 1 and all(_named(p) for p in parts[:number]):
+                    spans.append(_trimmed(text, a, a + offset + tail.start() - 1))
+                return names, spans, items, a + offset + tail.start() - 1
+            offset += len(part)
+        names.extend(found)
+        if found and all(_named(p) for p in parts):
+            spans.append(_trimmed(text, a, b))
+    return names, spans, items, end
+
+
+def _trimmed(text: str, a: int, b: int) -> tuple[int, int]:
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    return a, b
+
+
+def _named(part: str) -> bool:
+    head, inner = _parenthetical(part)
+    return bool(baseline_name(head) or _members(inner))
+
+
+def find_baseline_lists(text: str) -> BaselineList:
+    """Every comparison list of the text: after "against"/"vs"/"compared with"/"Baselines:", or "Compare A, B
+    and C"; a list counts when at least half its items are names."""
+    names: list[str] = []
+    spans: list[tuple[int, int]] = []
+    taken_until = -1
+    for cue in _CUE.finditer(text):
+        if cue.start() < taken_until:
+            continue
+        after = cue.end()
+        if cue.group("counted"):
+            end = _list_end(text, after)
+            found, found_spans, items, stopped = _read_list(text, after, end)
+            if found and len(found) * 2 >= items:
+                names.extend(n for n in found if n not in names)
+                spans.extend(found_spans)
+                taken_until = stopped
+            continue
+        colon = re.match(r"[^().;:|\n]{0,40}?:\s*", text[after:])
+        words_to_colon = len(text[after : after + colon.end()].split()) if colon else 0
+        if colon and words_to_colon <= (2 if cue.group("label") else 4):  # "Baselines:", "against VDMs:"
+            start = after + colon.end()
+        elif cue.group("label") and re.match(r"\s*\(", text[after:]):
+            start = text.index("(", after) + 1  # "three baselines (A, B, C)"
+        elif cue.group("label") and re.search(r"\s(?:include|includes|are)$", cue.group(0), re.IGNORECASE):
+            start = after  # "Baselines include A, B and C"
+        elif cue.group("label"):
+            continue  # "the baseline method": a baseline list needs "Baselines: ..." or "baselines (...)"
+        else:
+            start = after
+            if cue.group("compare") and not re.match(r"\s+(?:\d+\s+)?[A-Z]", text[after:]):
+                continue  # "compared across M splits": not followed by a name
+        end = _list_end(text, start)
+        found, found_spans, items, stopped = _read_list(text, start, end, compare=bool(cue.group("compare")) and not colon)
+        if not found or len(found) * 2 < items:
+            continue
+        if found_spans and found_spans[0][0] <= start + 1:
+            found_spans[0] = (cue.start(), found_spans[0][1])  # "Compare against WNO": the cue is part of it
+        names.extend(n for n in found if n not in names)
+        spans.extend(found_spans)
+        taken_until = stopped
+    return BaselineList(names, spans)
+
+
+def code_spellings(name: str) -> list[str]:
+    """How code spells a baseline whose paper name has dashes, spaces or symbols ("OS-Ext" -> os_ext, OSExt):
+    the rule looks names up literally before it compares them, so these go into its ``aliases``."""
+    words = [w for w in re.split(r"[^0-9A-Za-z]+", name) if w]
+    if len(words) < 2:
+        return []
+    snake = "_".join(w.lower() for w in words)
+    camel = "".join(w if w[:1].isupper() else w.capitalize() for w in words)
+    return [s for s in dict.fromkeys([snake, camel]) if s != name]
+
+
+# ----- ablations ----------------------------------------------------------------------------------------
+_WITH_AND_WITHOUT = re.compile(
+    r"\b(?:with\s+(?:and|or)\s+without|with\s*/\s*without|w/\s*and\s*w/o|"
+    r"in\s+(?:its|their)\s+(?:standard|original|base|vanilla|default|plain)\s+(?:form|version|setting)s?\s+and\s+with)\s+"
+    r"(?:the\s+|a\s+|an\s+)?(?P<what>[A-Za-z][\w\-+]*(?:\s+[A-Za-z][\w\-+]*){0,3}?)\s*"
+    r"\((?P<short>[A-Za-z][\w]{1,10})-?(?:\s+(?:variant|version|term|module))?\)",
+    re.IGNORECASE,
+)  # "evaluated with and without prefix-enhancement (PE)", "in its standard form and with the constraint (SC- variant)"
+
+
+def ablated_components(text: str) -> list[tuple[str, list[str]]]:
+    """"evaluated with and without prefix-enhancement (PE)": the component an ablation switches, as (name,
+    code spellings). Only a component the paper names (an abbreviation follows it): "with and without data
+    augmentation" names no code, it stays for the judge. The rule then checks the component is implemented
+    and run; that the run without it also happens is not checked."""
+    out = []
+    for match in _WITH_AND_WITHOUT.finditer(text):
+        what, short = match.group("what").strip(), match.group("short")
+        initials = "".join(w[0] for w in re.split(r"[\s\-]+", what) if w).lower()
+        if not initials.startswith(short[0].lower()):
+            continue  # "(see Sec. 3)": a remark, not the component's abbreviation
+        spellings = code_spellings(what) + ([short] if len(short) >= 3 else [])
+        out.append((what, [s for s in dict.fromkeys(spellings) if s != what]))
+    return out
+
+
+# ----- fragments of protocol claims that no repository implements ------------------------------------------
+_TABLE_NOTE = re.compile(r"\bmarked with\s*(?:an?\s+)?[*†‡§]|^\s*[*†‡]\s", re.IGNORECASE)
+_NOT_APPLICABLE = re.compile(r"^\s*(?:n/?a|none|not applicable)\s*(?:\([^()]*\))?\s*$", re.IGNORECASE)
+_CONNECTIVE = re.compile(
+    r"^(?:additionally|moreover|furthermore|in addition|also|finally|similarly|likewise|overall|meanwhile)$", re.IGNORECASE
+)
+_LEAD_IN = re.compile(r"^for\s+(?:each|every|all|the|a|an)?\s*[A-Za-z][\w\-' ]{1,50}$", re.IGNORECASE)
+# "after training on parameters in range [a, b], the models are tested on ...": a clause the next one completes
+_SUBORDINATE = re.compile(r"^(?:after|before|once|when|whenever|while|upon)\s+[A-Za-z][^\d=;:]{2,80}$", re.IGNORECASE)
+_TIME_UNIT = r"\d\s*(?:ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?)\b"
+_COST = re.compile(
+    r"\b(?:pric(?:e|es|ing)|fees?|billing)\b|"
+    r"\b(?:negligible|minimal|modest|marginal|little|no|zero)\s+(?:extra\s+|additional\s+|computational\s+|memory\s+|runtime\s+)?(?:overhead|cost)\b|"
+    rf"\boverhead\b.*{_TIME_UNIT}|{_TIME_UNIT}.*\boverhead\b",
+    re.IGNORECASE,
+)
+_MEASURED_COST = re.compile(
+    r"^(?:(?:total|average|mean|peak|overall|wall-clock|gpu|cpu)\s+)*(?:[a-z][\w\-]*\s+)?(?:time|runtime|latency|memory)"
+    r"(?:\s+\([^()]*\))?$",
+    re.IGNORECASE,
+)  # "total transform time (seconds)", "time", "GPU memory": what a run costs, measured
+_COUNT_ONLY = re.compile(
+    r"^(?:parameter counts?|params|number of parameters|#\s*params|model sizes?|(?:trainable|tunable) parameters)$", re.IGNORECASE
+)
+_EXPECTED = re.compile(
+    r"^(?:verify|verifies|confirm|confirms|check|checks|expect|expects)\s+(?:that\s+)?.*\b(?:slower|faster|better|worse|"
+    r"lower|higher|smaller|larger|fewer|improv\w*|reduc\w*|degrad\w*|outperform\w*)\b",
+    re.IGNORECASE,
+)
+_PHYSICAL = re.compile(r"\d+(?:\.\d+)?\s*(?:deg|degrees?|°|km|hPa)\b", re.IGNORECASE)
+_STUDY_HEADS = frozenset(
+    "impact importance effect effects effectiveness influence dependency dependence robustness sensitivity synergy "
+    "verification validation invariance generalization generalisation efficiency fidelity contribution benefit "
+    "role necessity trade-off tradeoff scaling stability analysis study ablation comparison evaluation protocol "
+    "benchmark experiment experiments".split()
+)
+_NOT_IN_TITLES = re.compile(
+    r"\b(?:is|are|was|were|be|has|have|uses?|used|using|applie[sd]|apply|trained|evaluated?|compared?|measured?|"
+    r"reports?|reported|computed?|runs?|added|predicts?|learns?|generates?|samples?|on|at|with|without|for|from|to|"
+    r"by|per|across|over|under|via)\b",
+    re.IGNORECASE,
+)
+
+
+def _study_title(text: str) -> bool:
+    """"Ablation: long-term dependency" (the body after the label), "Wavelet reconstruction fidelity test",
+    "wavelet vs Fourier transform": a noun phrase naming what the experiment studies, no verb, no value."""
+    title = re.sub(r"\s*\([^()]*\)\s*$", "", text).strip()
+    if not title or re.search(r"[\d=:;]", title) or title.startswith("(") or _NOT_IN_TITLES.search(title):
+        return False
+    sides = re.split(r"\s+vs\.?\s+", title)
+    if len(sides) == 2:
+        return all(1 <= len(side.split()) <= 3 for side in sides)
+    words = title.lower().split()
+    if not 1 <= len(words) <= 6 or words[0].endswith("ing"):
+        return False  # "balancing risk and efficiency": a gerund starts a clause, not a title
+    return words[-1] in _STUDY_HEADS or (words[-1] == "test" and len(words) > 1 and words[-2] in _STUDY_HEADS)
+
+
+def context_note(text: str) -> str | None:
+    """The context category of a protocol-claim fragment with nothing typed: what no repository implements
+    (a table footnote, numbers quoted from other work, "N/A", a cost statement, a lone connective or lead-in,
+    a parameter count named without a value, an expected outcome, the study's title). None otherwise."""
+    stripped = text.strip().strip(".")
+    if _TABLE_NOTE.search(stripped):
+        return "citation: a footnote of the paper's table, not something the code runs"
+    if _QUOTED.search(stripped):
+        return "reported result: numbers quoted from other work, not produced by the code"
+    if _NOT_APPLICABLE.match(stripped):
+        return "not applicable: the claim states there is none"
+    if _CONNECTIVE.match(stripped):
+        return "connective: a discourse word with no content of its own"
+    if (_LEAD_IN.match(stripped) and len(stripped.split()) <= 5) or (_SUBORDINATE.match(stripped) and len(stripped.split()) <= 10):
+        return "heading of the parts that follow: a lead-in clause"
+    if _COST.search(stripped):
+        return "compute budget: time, memory or cost of a run"
+    if _MEASURED_COST.match(stripped):
+        return "compute budget: time, memory or cost of a run"
+    if _COUNT_ONLY.match(stripped):
+        return "parameter count: follows from the architecture, not set by code"
+    if _EXPECTED.match(stripped):
+        return "reported result: an outcome the experiment is expected to show"
+    numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+)?", stripped)
+    if numbers and re.search(r"\bdata(?:set)?\b", stripped, re.IGNORECASE) and len(_PHYSICAL.findall(stripped)) == len(numbers):
+        return "dataset statistic: a property of the data, not set by code"
+    if _study_title(stripped):
+        return "heading: the title of the study, whose facts follow"
+    return None

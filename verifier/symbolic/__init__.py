@@ -1,0 +1,1 @@
+"""symbolic layer: the SymPy vocabulary and the paper-formula parser, below compiler and analysis."""

@@ -1,0 +1,40 @@
+"""The SymPy vocabulary code and paper formulas share: real symbols, opaque reductions, the power bound.
+
+Below the compiler and the analyses alike, so the claim compiler can read a paper formula with the very
+parser the formula check uses, without importing the repository analyses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy as sp
+
+MAX_EXPONENT = 1000  # |numeric exponent| SymPy may evaluate
+MAX_POWER_BITS = 40_000  # an exact numeric power stays below ~12,000 digits
+
+# Opaque reductions and label picking: dims are ignored, tensors are compared elementwise.
+RMEAN = sp.Function("rmean")
+RSUM = sp.Function("rsum")
+RMAX = sp.Function("rmax")
+RMIN = sp.Function("rmin")
+RVAR1 = sp.Function("rvar1")  # unbiased (Bessel-corrected) variance
+PICK = sp.Function("pick")
+REDUCTIONS = {"rmean": RMEAN, "rsum": RSUM, "rmax": RMAX, "rmin": RMIN, "rvar1": RVAR1}
+
+
+def sym(name: str) -> sp.Symbol:
+    """Every symbol is real: code and paper symbols stand for real tensors and scalars."""
+    return sp.Symbol(name, real=True)
+
+
+def power_too_large(base: Any, exp: Any) -> bool:
+    """SymPy evaluates numeric powers eagerly: `10 ** (10 ** 10)` would never return."""
+    if not isinstance(exp, sp.Basic) or not exp.is_Number:
+        return False
+    if abs(exp) > MAX_EXPONENT:
+        return True
+    if isinstance(base, sp.Basic) and base.is_Rational and exp.is_Integer:
+        bits = max(int(base.p).bit_length(), int(base.q).bit_length())
+        return bits * abs(int(exp)) > MAX_POWER_BITS
+    return False
