@@ -4,7 +4,8 @@ Run: python bench/formula.py
 For every formula SAU of every fixture repo (faithful and drifted variants): is the verdict the expected
 one (equivalent pairs judged equivalent, drifted pairs caught, no wrong verdict), and how long did the check
 take -- "warm" as in a real run (one Context per repo, so the repo is translated once and shared) and
-"cold" (a fresh Context per check, translation included).
+"cold" (a fresh Context per check, translation included). Then matrix pairs written here (LoRA, attention,
+linear projections; faithful and drifted), counted in the totals and shown on their own too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from textwrap import dedent
+
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -31,6 +35,76 @@ def formula_checks(spec):
         for check in sau.all_checks():
             if check.kind == "formula":
                 yield sau, check
+
+
+LORA = """
+import torch
+from torch import nn
+
+
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.lora_A = nn.Parameter(torch.zeros(r, base.in_features))
+        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r))
+        self.scaling = alpha / r
+
+    def merged_weight(self, W0):
+        return W0 + self.scaling * (self.lora_B @ self.lora_A)
+
+    def forward(self, x, W0):
+        return x @ W0.T + (x @ self.lora_A.T @ self.lora_B.T) * self.scaling
+"""
+ATTENTION = """
+import math
+import torch
+
+
+def attention(q, k, v, dim):
+    scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(dim)
+    return torch.softmax(scores, dim=-1) @ v
+"""
+PROJECTION = """
+import torch
+from torch import nn
+
+
+class MLP(nn.Module):
+    def __init__(self, d, h):
+        super().__init__()
+        self.fc1 = nn.Linear(d, h)
+
+    def forward(self, x):
+        return torch.relu(self.fc1(x))
+"""
+LORA_SYMBOLS = {"s": "self.scaling", "B": "self.lora_B", "A": "self.lora_A"}
+LORA_FORWARD = {"latex": r"W_0 x + s B A x", "symbols": {**LORA_SYMBOLS, "W_0": "W0", "x": "x"}, "in": "LoRALinear.forward"}
+ATTN_CHECK = {"latex": r"\mathrm{softmax}\left(\frac{Q K^\top}{\sqrt{d}}\right) V",
+              "symbols": {"Q": "q", "K": "k", "V": "v", "d": "dim"}}
+LINEAR_CHECK = {"latex": r"\max(W x + b, 0)", "symbols": {"W": "self.fc1.weight", "b": "fc1_bias", "x": "x"}, "matrices": ["W"]}
+MATRIX_PAIRS = [
+    ("lora-merged", LORA, {"latex": r"W_0 + s B A", "symbols": LORA_SYMBOLS}, "pass"),
+    ("lora-merged/swapped", LORA.replace("self.lora_B @ self.lora_A", "self.lora_A @ self.lora_B"),
+     {"latex": r"W_0 + s B A", "symbols": LORA_SYMBOLS}, "mismatch"),
+    ("lora-merged/transposed", LORA.replace("self.lora_B @ self.lora_A", "self.lora_B @ self.lora_A.T"),
+     {"latex": r"W_0 + s B A", "symbols": LORA_SYMBOLS}, "mismatch"),
+    ("lora-forward", LORA, LORA_FORWARD, "pass"),
+    ("lora-forward/unscaled", LORA.replace(") * self.scaling", ")"), LORA_FORWARD, "mismatch"),
+    ("attention", ATTENTION, ATTN_CHECK, "pass"),
+    ("attention/no-transpose", ATTENTION.replace("k.transpose(-2, -1)", "k"), ATTN_CHECK, "mismatch"),
+    ("attention/value-first", ATTENTION.replace("dim=-1) @ v", "dim=-1).T @ v"), ATTN_CHECK, "mismatch"),
+    ("linear-layer", PROJECTION, LINEAR_CHECK, "pass"),
+    ("linear-layer/no-bias", PROJECTION.replace("nn.Linear(d, h)", "nn.Linear(d, h, bias=False)"), LINEAR_CHECK,
+     "mismatch"),
+]
+
+
+def matrix_repo(root: Path, source: str, check: dict) -> Path:
+    root.mkdir(parents=True)
+    (root / "model.py").write_text(dedent(source))
+    sau = {"id": "mx-D2-001", "dimension": "methodological", "claim": "a matrix formula", "check": {"kind": "formula", **check}}
+    (root / "sau.yaml").write_text(yaml.safe_dump({"version": 1, "paper": {"id": "mx"}, "saus": [sau]}, sort_keys=False))
+    return root
 
 
 def main() -> int:
@@ -56,6 +130,15 @@ def main() -> int:
                 want = expected.get(sau.id, {}).get("status")
                 rows.append((fixture, variant or "faithful", sau.id, want, result.status.value,
                              result.details.get("decision", ""), warm, cold))
+        for i, (name, source, check, want) in enumerate(MATRIX_PAIRS):
+            repo = matrix_repo(Path(tmp) / f"matrix-{i}", source, check)
+            loaded = load_for(repo)
+            index = build_index(repo, use_cache=False)
+            for sau, check_ in formula_checks(loaded.spec):
+                t0 = time.perf_counter()
+                result = checker(check_, Context(index=index, spec=loaded.spec, options=Options(), sau=sau))
+                cold = time.perf_counter() - t0
+                rows.append(("matrix", name, sau.id, want, result.status.value, result.details.get("decision", ""), cold, cold))
     width = max(len(f"{r[0]}/{r[1]}") for r in rows)
     print(f"{'case':<{width}}  {'sau':<12} {'expected':<9} {'got':<9} {'decision':<23} {'warm ms':>8} {'cold ms':>8}")
     for fixture, variant, sid, want, got, decision, warm, cold in rows:
@@ -74,6 +157,8 @@ def main() -> int:
     print(f"drifted pairs caught:               {drift_ok}/{len(drifted)}")
     print(f"wrong verdicts (pass<->fail):       {wrong}")
     print(f"decided correctly overall:          {sum(1 for r in rows if r[3] == r[4])}/{len(rows)}")
+    matrix = [r for r in rows if r[0] == "matrix"]
+    print(f"  of which matrix pairs:            {sum(1 for r in matrix if r[3] == r[4])}/{len(matrix)}")
     print(f"time per check, warm: median {statistics.median(warm_times) * 1000:.1f} ms, worst {max(warm_times) * 1000:.1f} ms")
     print(f"time per check, cold: median {statistics.median(cold_times) * 1000:.1f} ms, worst {max(cold_times) * 1000:.1f} ms")
     return 0 if wrong == 0 else 1

@@ -77,3 +77,85 @@ def test_no_typed_check_under_a_name_the_context_contradicts(claim, wrong_name):
 )
 def test_formulas_and_pseudo_code_give_no_values(claim):
     assert pairs(claim, "D2") == []
+
+
+# ----- one parameter at two values, measurement batches, baselines that are not library calls -------------
+def compiled(claim: str, dimension: str = "D3"):
+    return compile_claim(SAU(id="p-D3-001", dimension=dimension, claim=claim))
+
+
+@pytest.mark.parametrize(
+    "claim",
+    ["Models: BERT-base (LoRA r=8 vs LoRA-SB r=16)", "Ablation over drop_path=0 vs. drop_path=0.1 on all tasks"],
+)
+def test_one_parameter_at_two_values_is_left_to_the_judge(claim):
+    result = compiled(claim)
+    assert [c for c in result.checks if c.kind == "value"] == []
+    assert result.fragments[-1].outcome == "leftover"
+    assert "compared at two values" in result.fragments[-1].reason
+
+
+def test_methods_side_by_side_with_one_setting_still_compile():
+    assert pairs("Mistral-7B vs Gemma-2 9B: lr=1e-4") == [("learning_rate", 0.0001)]
+
+
+def test_a_measurement_batch_is_the_evaluation_batch():
+    assert pairs("Report inference time (batch 1, one GPU) for every model", "D3") == [("eval_batch_size", 1)]
+    assert pairs("Training: batch size 32; evaluation batch size 128") == [
+        ("minibatch_size", 32),
+        ("eval_batch_size", 128),
+    ]
+
+
+def test_baseline_names_are_baseline_checks_not_library_calls():
+    result = compiled("Compare our solver against DDPM, FNO and U-Net on the 2D task")
+    assert [(c.kind, getattr(c, "name", None)) for c in result.checks] == [
+        ("protocol", "DDPM"),
+        ("protocol", "FNO"),
+        ("protocol", "U-Net"),
+    ]
+
+
+def test_a_named_wavelet_transform_accepts_any_wavelet_library():
+    (check,) = compiled("Data preparation: a 3D DWT of every trajectory", "D2").checks
+    assert check.kind == "call"
+    targets = [t.strip() for t in check.target.split("|")]
+    assert {"pywt.wavedecn", "ptwt.wavedec3", "pytorch_wavelets.DWTForward"} <= set(targets)
+
+
+def test_plural_figure_references_are_context():
+    result = compiled("Evaluate on the held-out split. Results: Figures 5 and 6")
+    assert result.fragments[-1].outcome == "context"
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("clip range epsilon 0.2", [("clip_range", 0.2)]),
+        ("discount γ 0.99", [("gamma", 0.99)]),
+        ("weight decay lambda 0.01", [("weight_decay", 0.01)]),
+        ("batch size B 256", [("minibatch_size", 256)]),
+        ("30 positive samples and 30 negative samples", [("num_positive_samples", 30), ("num_negative_samples", 30)]),
+    ],
+)
+def test_a_phrase_names_the_value_its_paper_symbol_stands_before(claim, expected):
+    assert pairs(claim) == expected
+
+
+def test_selection_on_a_held_out_validation_set_is_a_protocol_check_not_a_dataset_statistic():
+    result = compiled("Hyperparameters are selected on a held-out validation set of 5,000 images")
+    assert [(c.kind, c.rule) for c in result.checks] == [("protocol", "select-on-validation")]
+    assert result.coverage == "full"
+
+
+def test_architectures_in_a_baseline_list_are_baselines():
+    result = compiled("Baselines: ResNet-50, DeiT-S and Swin-T")
+    assert [(c.kind, c.name) for c in result.checks] == [
+        ("protocol", "ResNet-50"),
+        ("protocol", "DeiT-S"),
+        ("protocol", "Swin-T"),
+    ]
+
+
+def test_steps_per_rollout_are_the_rollout_length_not_the_training_length():
+    assert pairs("2048 steps per rollout, trained for 1M steps") == [("rollout_steps", 2048), ("num_steps", 1000000)]

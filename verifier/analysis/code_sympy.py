@@ -24,9 +24,15 @@ from sympy.parsing.sympy_parser import parse_expr
 from verifier import rules
 from verifier.index.names import attribute_chain
 from verifier.symbolic.core import (  # noqa: F401  (re-exported: the translator's vocabulary)
+    MATMUL,
+    MATRIX_OPS,
     MAX_EXPONENT,
     MAX_POWER_BITS,
     PICK,
+    TRANSPOSE,
+    is_matrix_op,
+    matmul,
+    transpose,
     REDUCTIONS,
     RMAX,
     RMEAN,
@@ -44,6 +50,7 @@ MAX_HELPER_DEPTH = 3
 MAX_HELPER_STATEMENTS = 60
 KNOWN_FUNCS: dict[str, Any] = {
     **REDUCTIONS,
+    **MATRIX_OPS,
     "pick": PICK,
     "exp": sp.exp,
     "log": sp.log,
@@ -60,7 +67,11 @@ KNOWN_FUNCS: dict[str, Any] = {
 }
 # Names that would clash with SymPy's own functions when an unknown call gets an opaque function.
 _RESERVED_FUNC_NAMES = set(KNOWN_FUNCS) | {"E", "I", "S", "N", "O", "Q", "pi", "beta", "gamma", "zeta"}
-_VALUE_ATTRS = {"data", "values", "T", "mT", "real"}
+_VALUE_ATTRS = {"data", "values", "real"}
+_TRANSPOSE_ATTRS = {"T", "mT", "H", "mH"}  # x.T, x.mT: the matrix transpose (real tensors: H is T)
+_MATMUL_CALLS = {"matmul", "mm", "bmm"}
+# layers applied as `self.proj(x)`: (weight orientation in y = x W^T + b, bias keyword, bias default)
+_LINEAR_LAYERS = {"Linear": ("transposed", "bias"), "LazyLinear": ("transposed", "bias"), "Dense": ("kernel", "use_bias")}
 ARRAY_NAMESPACES = {"xp", "np", "jnp", "torch", "F", "math", "tf", "backend", "B"}
 
 
@@ -170,6 +181,8 @@ class FunctionModel:
     opaque: dict[str, str] = field(default_factory=dict)  # leaf name -> the unknown call whose result it is
     # values an analysis bound replaced by a leaf: (line, target, the bound); a check must not call them absent
     dropped: list[tuple[int, str, str]] = field(default_factory=list)
+    # weight symbols of applied layers (`self.proj(x)`): their storage orientation is the library's, not the paper's
+    layer_weights: set[str] = field(default_factory=set)
 
 
 def expr_nodes(expr: sp.Basic, limit: int = MAX_EXPR_NODES) -> int:
@@ -233,6 +246,7 @@ class Translator:
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
         self._init_attrs: dict[str, dict[str, sp.Expr]] = {}
+        self._layers: dict[str, dict[str, tuple[str, bool]]] = {}
         self._depth = 0
         # per-function state
         self._model: FunctionModel | None = None
@@ -488,7 +502,7 @@ class Translator:
         leafname = _key_leaf(key)
         if isinstance(value, Marker) and value.kind in ("source", "opaque"):
             value = self._leaf(leafname, stmt.lineno)
-        elif isinstance(value, AppliedUndef) and value.func not in REDUCTIONS.values() and value.func is not PICK:
+        elif isinstance(value, AppliedUndef) and value.func not in REDUCTIONS.values() and value.func is not PICK and not is_matrix_op(value):
             called = value.func.__name__
             value = self._leaf(leafname, stmt.lineno)  # an opaque call's result is a named leaf (model outputs)
             if self._model is not None:
@@ -541,6 +555,8 @@ class Translator:
                 return self._attr_leaf(f"{_leaf_name(node.value.value) or 'x'}_dim")
             return base  # indexing keeps the value (elementwise comparison)
         if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.MatMult):
+                return self._binop(node.op, self._operand(node.left, path), self._operand(node.right, path))
             return self._binop(node.op, self.expr(node.left, path), self.expr(node.right, path))
         if isinstance(node, ast.UnaryOp):
             operand = self.expr(node.operand, path)
@@ -569,6 +585,9 @@ class Translator:
         return Marker("opaque")
 
     def _attribute(self, node: ast.Attribute, path: _Path) -> Any:
+        if node.attr in _TRANSPOSE_ATTRS:
+            base = self.expr(node.value, path)
+            return transpose(base) if isinstance(base, sp.Expr) else Marker("opaque")
         key = _target_key(node)
         if key is not None and key in path.env:
             return path.env[key]
@@ -599,15 +618,70 @@ class Translator:
             if isinstance(op, ast.Mod):
                 return sp.Mod(a, b)
             if isinstance(op, ast.MatMult):
-                return sp.Function("matmul")(a, b)
+                return matmul(a, b)
         except (TypeError, ValueError, ZeroDivisionError):
             return Marker("opaque")
         return Marker("opaque")
 
     # ----- calls ----------------------------------------------------------------------------------
+    def _operand(self, node: ast.expr, path: _Path) -> Any:
+        """A matrix-product operand: ``k.transpose(1, 2)`` right before a product swaps the matrix axes
+        (``bmm(q, k.transpose(1, 2))``), while elsewhere the same call reorders batch or head axes."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("transpose", "swapaxes"):
+            dotted = attribute_chain(node.func) or ""
+            root = dotted.split(".")[0]
+            if root in self.module_aliases and root not in path.env:
+                operands = node.args[:1]
+                axes = node.args[1:]
+            else:
+                operands = [node.func.value]
+                axes = node.args
+            if len(operands) == 1 and len(axes) == 2 and all(_int_literal(a) is not None for a in axes):
+                base = self.expr(operands[0], path)
+                return transpose(base) if isinstance(base, sp.Expr) else Marker("opaque")
+        return self.expr(node, path)
+
+    def layers(self, cls: str | None) -> dict[str, tuple[str, bool]]:
+        """Linear layers a class builds in ``__init__``/``setup``: attribute -> (orientation, has a bias)."""
+        if cls is None or cls not in self.classes:
+            return {}
+        if cls not in self._layers:
+            found: dict[str, tuple[str, bool]] = {}
+            for item in self.classes[cls].body:
+                if not (isinstance(item, ast.FunctionDef) and item.name in ("__init__", "setup")):
+                    continue
+                for node in ast.walk(item):
+                    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
+                        continue
+                    target = node.targets[0]
+                    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+                        continue
+                    called = attribute_chain(node.value.func) or (node.value.func.id if isinstance(node.value.func, ast.Name) else "")
+                    kind = _LINEAR_LAYERS.get(called.rsplit(".", 1)[-1]) if called else None
+                    if kind is None:
+                        continue
+                    orientation, bias_kw = kind
+                    bias = next((k.value for k in node.value.keywords if k.arg == bias_kw), None)
+                    has_bias = not (isinstance(bias, ast.Constant) and bias.value is False)
+                    found[target.attr] = (orientation, has_bias)
+            self._layers[cls] = found
+        return self._layers[cls]
+
+    def _apply_layer(self, attr: str, orientation: str, has_bias: bool, args: list) -> Any:
+        """``self.proj(x)`` of an ``nn.Linear``: x W^T + b (flax ``Dense``: x K + b), with named weight symbols."""
+        if len(args) != 1 or not isinstance(args[0], sp.Expr):
+            return None
+        weight = self._attr_leaf(f"{attr}_weight" if orientation == "transposed" else f"{attr}_kernel")
+        if self._model is not None:
+            self._model.layer_weights.add(weight.name)
+        out = matmul(args[0], transpose(weight) if orientation == "transposed" else weight)
+        return out + self._attr_leaf(f"{attr}_bias") if has_bias else out
+
     def _call(self, node: ast.Call, path: _Path, stmt: ast.stmt | None) -> Any:
         func = node.func
-        args = [self.expr(a.value if isinstance(a, ast.Starred) else a, path) for a in node.args]
+        called = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")
+        evaluate = self._operand if called in _MATMUL_CALLS or called == "dot" else self.expr
+        args = [evaluate(a.value if isinstance(a, ast.Starred) else a, path) for a in node.args]
         kwargs = {k.arg: self.expr(k.value, path) for k in node.keywords if k.arg}
         if isinstance(func, ast.Name):
             name = func.id
@@ -639,6 +713,11 @@ class Translator:
                 # `xp = array_namespace(x); xp.exp(x)`: an array-API namespace, not a tensor method
                 return self._library(func.attr, args, kwargs, numpy_like=True)
             if isinstance(func.value, ast.Name) and func.value.id == "self":
+                layer = self.layers(self._class).get(func.attr)
+                if layer is not None:
+                    applied = self._apply_layer(func.attr, *layer, args)
+                    if applied is not None:
+                        return applied
                 inlined = self._inline_helper(func.attr, self._class, args, kwargs)
                 if inlined is not None:
                     return inlined
@@ -689,6 +768,8 @@ class Translator:
             return args[0] if args else Marker("opaque")
         if kind == "source":
             return Marker("source", leaf)
+        if kind in ("matmul", "transpose", "linear", "einsum") or (leaf == "dot" and numpy_like):
+            return _matrix_call(kind if leaf != "dot" else "matmul", args, kwargs, permutation=leaf == "permute")
         bound = _bind_args(entry, args, kwargs)
         x = bound.get("x", args[0] if args else None)
         if kind == "clamp":
@@ -859,6 +940,91 @@ def _bind_args(entry: ApiEntry, args: list, kwargs: dict) -> dict[str, Any]:
     if "label_smoothing" not in bound:
         bound["label_smoothing"] = sp.Integer(0)
     return bound
+
+
+def _int_literal(node: ast.expr) -> int | None:
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _axes(values: list) -> tuple[list[int] | None, bool]:
+    """Integer axes given as arguments or as one tuple (``permute(0, 2, 1)``, ``transpose(x, (1, 0))``);
+    True when they came as one tuple (a full permutation, not a pair of axes to swap)."""
+    packed = len(values) == 1 and isinstance(values[0], Marker) and values[0].kind == "tuple"
+    if packed:
+        values = values[0].value
+    out = []
+    for v in values:
+        if not (isinstance(v, sp.Integer) or (isinstance(v, sp.Mul) and v.is_Integer)):
+            return None, packed
+        out.append(int(v))
+    return out, packed
+
+
+def _matrix_call(kind: str, args: list, kwargs: dict, permutation: bool = False) -> Any:
+    """matmul/mm/bmm/np.dot, transposes and permutations, F.linear and two-operand einsum."""
+    if kind == "einsum":
+        if len(args) == 3 and isinstance(args[0], Marker) and args[0].kind == "str":
+            return _einsum(args[0].value, args[1], args[2])
+        return Marker("opaque")
+    operands = [a for a in args if isinstance(a, sp.Expr)]
+    if kind == "matmul":
+        other = kwargs.get("other", kwargs.get("mat2", kwargs.get("b")))
+        pair = args[:2] if len(args) >= 2 else [*args, other]
+        if len(pair) == 2 and all(isinstance(a, sp.Expr) for a in pair):
+            return matmul(*pair)
+        return Marker("opaque")
+    if not args or not isinstance(args[0], sp.Expr):
+        return Marker("opaque")
+    x = args[0]
+    if kind == "linear":
+        weight = args[1] if len(args) > 1 else kwargs.get("weight")
+        bias = args[2] if len(args) > 2 else kwargs.get("bias")
+        if not isinstance(weight, sp.Expr):
+            return Marker("opaque")
+        out = matmul(x, transpose(weight))
+        return out + bias if isinstance(bias, sp.Expr) else out
+    # a transpose: no axes (2-D .t(), numpy's reversal), the last two axes, or a permutation swapping only them
+    axes, packed = _axes(args[1:]) if len(args) > 1 else _axes([kwargs["axes"]]) if "axes" in kwargs else ([], False)
+    if axes is None:
+        return x
+    full = permutation or packed or len(axes) > 2
+    if not axes or sorted(axes) == [-2, -1] or (full and len(axes) >= 2 and axes[:-2] == list(range(len(axes) - 2))
+                                                 and axes[-2:] == [len(axes) - 1, len(axes) - 2]):
+        return transpose(x)
+    return x  # batch or head axes reordered: elementwise, the value is unchanged (as for view/reshape)
+
+
+def _einsum(equation: str, a: Any, b: Any) -> Any:
+    """``ij,jk->ik``, ``bij,bjk->bik``, ``...d,ed->...e``: one contracted index, one free index per operand,
+    shared batch indices; anything else (traces, outer products, three operands) stays opaque."""
+    if not (isinstance(a, sp.Expr) and isinstance(b, sp.Expr)):
+        return Marker("opaque")
+    text = equation.replace(" ", "")
+    m = re.fullmatch(r"((?:\.\.\.)?[a-zA-Z]*),((?:\.\.\.)?[a-zA-Z]*)->((?:\.\.\.)?[a-zA-Z]*)", text)
+    if not m:
+        return sp.Function("einsum")(a, b)
+    split = [re.findall(r"\.\.\.|[a-zA-Z]", g) for g in m.groups()]
+    first, second, out = split
+    if any(len(set(t)) != len(t) for t in split):
+        return sp.Function("einsum")(a, b)
+    batch = [t for t in first if t in second and t in out]
+    rows = [t for t in first if t not in second and t in out]
+    cols = [t for t in second if t not in first and t in out]
+    contracted = [t for t in first if t in second and t not in out]
+    leftover = set(first + second + out) - set(batch + rows + cols + contracted)
+    if len(rows) != 1 or len(cols) != 1 or len(contracted) != 1 or leftover:
+        return sp.Function("einsum")(a, b)
+    if not (first[: len(batch)] == second[: len(batch)] == out[: len(batch)] == batch):
+        return sp.Function("einsum")(a, b)
+    (i,), (j,), (c,) = rows, cols, contracted
+    left = a if first[len(batch) :] == [i, c] else transpose(a)
+    right = b if second[len(batch) :] == [c, j] else transpose(b)
+    product = matmul(left, right)
+    return product if out[len(batch) :] == [i, j] else transpose(product)
 
 
 def _unbiased(args: list, kwargs: dict, *, default: bool) -> bool:

@@ -5,11 +5,15 @@ points, a node limit), a high-precision re-evaluation that confirms a mismatch a
 counterexample, then a proof attempt (expand / simplify, z3 with transcendental functions and reductions
 left uninterpreted) in a killable worker process with a hard timeout. Tensors are modelled elementwise:
 symbols that sit inside a reduction on both sides are short random vectors, everything else is a scalar.
+Matrix algebra is real: operands of ``matmul``/``transpose`` are random square matrices, so ``B A`` against
+``A B`` is a confirmed mismatch while ``(A B)^T = B^T A^T`` holds, and proofs first normalise products
+(transposes pushed to the leaves, products distributed over sums, scalar factors pulled out).
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import itertools
 import multiprocessing
 import os
@@ -25,7 +29,7 @@ import numpy as np
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from verifier.analysis.code_sympy import REDUCTIONS, api_table, expr_nodes
+from verifier.analysis.code_sympy import MATMUL, REDUCTIONS, TRANSPOSE, api_table, expr_nodes, matmul, transpose
 
 SAMPLES = 40
 VECTOR_LEN = 4
@@ -34,6 +38,9 @@ QUICK_SAMPLES = 10
 MAX_ASSIGNMENTS = 48
 MAX_UNMAPPED = 12  # paper symbols left for the search; beyond it the candidate combinations explode
 REL_TOL = 1e-6
+MATRIX_SIZE = 3  # random square matrices: 3x3 already separates B A from A B and (A B)^T from A^T B^T
+MAX_SHAPE_ASSIGNMENTS = 8  # which factor of `alpha * x @ W` is the matrix: at most this many readings
+MAX_DISTRIBUTED_TERMS = 64  # a product of sums expanded for a proof beyond this stays as it is
 
 
 # ============================================================================== numeric evaluation
@@ -245,6 +252,14 @@ def _ev_inner(e: sp.Basic, env, ops, memo):
         return np.logical_not(_ev(args[0], env, ops, memo))
     if isinstance(e, AppliedUndef):
         name = e.func.__name__
+        if e.func is MATMUL:
+            out = _ev(args[0], env, ops, memo)
+            for a in args[1:]:
+                out = _matprod(out, _ev(a, env, ops, memo))
+            return out
+        if e.func is TRANSPOSE and len(args) == 1:
+            v = _ev(args[0], env, ops, memo)
+            return np.swapaxes(v, -1, -2) if isinstance(v, np.ndarray) and v.ndim >= 3 else v
         if name in REDUCTIONS:
             return _reduce(name, _broadcast_vec(_ev(args[0], env, ops, memo)), ops)
         if name == "pick":
@@ -260,6 +275,18 @@ def _ev_inner(e: sp.Basic, env, ops, memo):
             out = out + weight * ops.sin(scale * v + shift) + v * scale / 3
         return out
     raise _Unsupported(type(e).__name__)
+
+
+def _matprod(x, y):
+    """The matrix product of sample stacks (rows x cols in the last two axes); a scalar operand scales."""
+    if not (isinstance(x, np.ndarray) and x.ndim >= 3 and x.shape[-2:] != (1, 1)):
+        return x * y
+    if not (isinstance(y, np.ndarray) and y.ndim >= 3 and y.shape[-2:] != (1, 1)):
+        return x * y
+    try:
+        return np.matmul(x, y)
+    except ValueError as exc:
+        raise _Unsupported(f"matrix shapes do not fit: {x.shape[-2:]} @ {y.shape[-2:]}") from exc
 
 
 def _broadcast_vec(v):
@@ -279,6 +306,9 @@ class Decision:
     reason: str = ""
     method: str = ""
     limit: str = ""  # set when an analysis bound (size, time) stopped the decision: never a verdict on the code
+    orientation: str = ""  # "flipped"/"rows": equal with the paper's column vectors as the code's row vectors
+    data: frozenset = frozenset()  # the paper symbols read as those vectors
+    matrices: frozenset = frozenset()  # leaves evaluated as matrices (the proof keeps their products ordered)
 
     @property
     def equivalent(self) -> bool:
@@ -293,16 +323,27 @@ def reduction_symbols(expr: sp.Basic) -> set[sp.Symbol]:
     return out
 
 
-def sample_env(symbols: list[sp.Symbol], vector: set[sp.Symbol], positive: set[sp.Symbol], n: int, seed: int = 7):
-    """Deterministic sample points: positives in (0.1, 2), probabilities in (0.05, 0.95), mixed signs."""
+def sample_env(
+    symbols: list[sp.Symbol], vector: set[sp.Symbol], positive: set[sp.Symbol], n: int, seed: int = 7,
+    matrices: set[sp.Symbol] | None = None,
+):
+    """Deterministic sample points: positives in (0.1, 2), probabilities in (0.05, 0.95), mixed signs.
+
+    With ``matrices`` (matrix mode) every value is a stack of (rows, cols): matrices are square, vectors one
+    row, scalars 1x1, so products and transposes act on the last two axes and the rest broadcasts."""
     rng = np.random.default_rng(seed)
     env = {}
     third = max(n // 5, 1)
     for s in symbols:
-        width = VECTOR_LEN if s in vector else 1
-        pos = rng.uniform(0.1, 2.0, size=(n, width))
-        prob = rng.uniform(0.05, 0.95, size=(n, width))
-        mixed = rng.uniform(-2.0, 2.0, size=(n, width))
+        if matrices is None:
+            shape = (n, VECTOR_LEN if s in vector else 1)
+        elif s in matrices:
+            shape = (n, MATRIX_SIZE, MATRIX_SIZE)
+        else:
+            shape = (n, 1, MATRIX_SIZE if s in vector else 1)
+        pos = rng.uniform(0.1, 2.0, size=shape)
+        prob = rng.uniform(0.05, 0.95, size=shape)
+        mixed = rng.uniform(-2.0, 2.0, size=shape)
         vals = pos.copy()
         vals[third : 2 * third] = prob[third : 2 * third]
         if s not in positive:
@@ -329,29 +370,199 @@ def screen(
     samples: int = SAMPLES,
     subs: dict[sp.Symbol, sp.Expr] | None = None,
     confirm: bool = True,
+    matrices: frozenset | None = None,
+    inputs: frozenset = frozenset(),
 ) -> Decision:
     """Numeric screen: equal on every valid point, or a confirmed counterexample, or inconclusive.
 
     Symbols reduced on both sides are vectors; when that leaves too few defined points (a variance of a
     scalar), symbols reduced on either side become vectors and the screen runs once more. ``subs`` maps
-    symbols of ``a`` to expressions over ``b``'s symbols, evaluated first (no SymPy substitution needed)."""
+    symbols of ``a`` to expressions over ``b``'s symbols, evaluated first (no SymPy substitution needed).
+    ``matrices``: the paper's matrix symbols (None: every symbol the paper multiplies as a matrix)."""
     started = time.perf_counter()
     subs = subs or {}
     if expr_nodes(a, MAX_EVAL_NODES) >= MAX_EVAL_NODES or expr_nodes(b, MAX_EVAL_NODES) >= MAX_EVAL_NODES:
         return Decision("undecided", time.perf_counter() - started, reason="expression too large to evaluate")
+    b = _elementwise_reading(a, b, subs)
+    readings = matrix_readings(a, b, subs, matrices, inputs)
+    if readings is None:
+        return _screen_shapes(a, b, subs, positive, sign, samples, started, confirm, None)
+    return _screen_matrices(a, b, subs, readings, positive, sign, samples, started, confirm)
+
+
+@dataclass(frozen=True)
+class MatrixReadings:
+    """Which leaves are matrices: one set per reading of an ambiguous factor (``alpha * x @ W``), and the
+    paper's data symbols (lower-case operands such as ``x`` in ``W x``) that a row-vector code transposes."""
+
+    shapes: tuple[frozenset, ...]
+    data: tuple[frozenset, ...]  # paper symbols that may be data vectors, most inclusive reading first
+    union: frozenset  # every leaf that is a matrix in some reading (what a proof must not commute)
+    operands: frozenset = frozenset()  # paper symbols multiplied as matrices
+
+
+def _screen_matrices(a, b, subs, readings: MatrixReadings, positive, sign, samples, started, confirm) -> Decision:
+    """Equal under every reading of the shapes (directly, or with the paper's column vectors as the code's
+    rows: ``W x`` is ``x W^T``), or a mismatch under every one; else undecided."""
+    results = []
+    for shapes in readings.shapes:
+        result = _screen_shapes(a, b, subs, positive, sign, samples, started, confirm, shapes)
+        for data in readings.data:
+            if result.kind == "numerically-equivalent":
+                break
+            data_matrices = _leaves_of(data, subs) & shapes
+            # a weight the data meets (W of W x): transposing every operand would only relabel B A as A B
+            weights = _leaves_of(readings.operands - data, subs) & shapes
+            if not (data_matrices and weights):
+                continue
+            for orientation in ORIENTATIONS:
+                flipped = flip_orientation(a, data, orientation)
+                other = _screen_shapes(flipped, b, subs, positive, sign, samples, started, confirm, shapes)
+                if other.kind == "numerically-equivalent":
+                    other.orientation, other.data = orientation, data
+                    result = other
+                    break
+                if result.kind == "not-equivalent" and other.kind != "not-equivalent":
+                    result = other
+        results.append(result)
+    kinds = {r.kind for r in results}
+    if kinds == {"numerically-equivalent"}:
+        out = results[0]
+        if any((r.orientation, r.data) != (out.orientation, out.data) for r in results):
+            return Decision("undecided", time.perf_counter() - started, reason="equal only in different matrix orientations")
+    elif kinds == {"not-equivalent"}:
+        out = results[0]
+    elif "numerically-equivalent" in kinds and "not-equivalent" in kinds:
+        ambiguous = sorted(s.name for s in readings.union - frozenset.intersection(*readings.shapes))
+        out = Decision(
+            "undecided", reason=f"equal or not depending on which of {', '.join(ambiguous)} is a matrix (give `matrices:`)"
+        )
+    else:
+        out = next(r for r in results if r.kind == "undecided")
+    out.seconds = time.perf_counter() - started
+    out.matrices = readings.union
+    return out
+
+
+def _leaves_of(paper_symbols: frozenset, subs: dict) -> set[sp.Symbol]:
+    out: set[sp.Symbol] = set()
+    for p in paper_symbols:
+        out |= subs[p].free_symbols if p in subs else {p}
+    return out
+
+
+def _screen_shapes(a, b, subs, positive, sign, samples, started, confirm, shapes) -> Decision:
     ra = set()
     for s in reduction_symbols(a):
         ra |= subs[s].free_symbols if s in subs else {s}
     for target in subs.values():
         ra |= reduction_symbols(target)
     rb = reduction_symbols(b)
-    result = _screen(a, b, subs, ra & rb, positive, sign, samples, started, confirm)
+    result = _screen(a, b, subs, ra & rb, positive, sign, samples, started, confirm, shapes)
     if result.kind in ("undecided", "constant") and (ra | rb) != (ra & rb):
-        result = _screen(a, b, subs, ra | rb, positive, sign, samples, started, confirm)
+        result = _screen(a, b, subs, ra | rb, positive, sign, samples, started, confirm, shapes)
     if result.kind == "constant":
         # both sides constant on every point (x - mean(x) of a scalar): says nothing
         result = Decision("undecided", result.seconds, reason="both sides are constant on the sample")
     return result
+
+
+def _elementwise_reading(a: sp.Expr, b: sp.Expr, subs: dict) -> sp.Expr:
+    """A paper formula with no matrix notation compares values elementwise: the code's transposes (``.T``
+    of a loss's logits) only reorder entries then, as they did before matrices were modelled."""
+    if not any(isinstance(n, AppliedUndef) and n.func is TRANSPOSE for n in sp.preorder_traversal(b)):
+        return b
+    if has_matrix_ops(a) or any(has_matrix_ops(t) for s, t in subs.items() if s in a.free_symbols):
+        return b
+    if any(isinstance(n, AppliedUndef) and n.func is MATMUL for n in sp.preorder_traversal(b)):
+        return b
+    return b.replace(lambda n: isinstance(n, AppliedUndef) and n.func is TRANSPOSE, lambda n: n.args[0])
+
+
+def has_matrix_ops(expr: sp.Basic) -> bool:
+    return any(isinstance(n, AppliedUndef) and n.func in (MATMUL, TRANSPOSE) for n in sp.preorder_traversal(expr))
+
+
+def _operands(expr: sp.Basic):
+    for node in sp.preorder_traversal(expr):
+        if isinstance(node, AppliedUndef) and node.func in (MATMUL, TRANSPOSE):
+            yield from node.args
+
+
+def matrix_leaves(expr: sp.Basic) -> tuple[set[sp.Symbol], list[tuple[sp.Symbol, ...]]]:
+    """Leaves that must be matrices (operands of a product or transpose, terms of such a sum) and the
+    groups of which one factor is (``(alpha * x) @ W``: alpha or x; which one the code does not say)."""
+    definite: set[sp.Symbol] = set()
+    products: list[tuple[tuple[sp.Symbol, ...], bool]] = []
+
+    def operand(op: sp.Basic) -> None:
+        if op.is_Symbol:
+            definite.add(op)
+        elif isinstance(op, sp.Add):
+            for term in op.args:
+                operand(term)
+        elif isinstance(op, sp.Mul):
+            factors = [f for f in op.args if not f.is_Number]
+            if len(factors) == 1:
+                operand(factors[0])
+                return
+            symbols = tuple(sorted((f for f in factors if f.is_Symbol), key=lambda x: x.name))
+            valued = any(has_matrix_ops(f) for f in factors if not f.is_Symbol)
+            products.append((symbols, valued))
+        elif isinstance(op, sp.Pow) and op.args[0].is_Symbol:
+            definite.add(op.args[0])  # an elementwise power of a matrix operand
+        elif isinstance(op, (sp.exp, sp.log, sp.tanh, sp.Abs, sp.erf)):
+            operand(op.args[0])
+
+    for op in _operands(expr):
+        operand(op)
+    groups = [symbols for symbols, valued in products if symbols and not valued and not (set(symbols) & definite)]
+    return definite, groups
+
+
+def matrix_readings(
+    a: sp.Expr, b: sp.Expr, subs: dict, declared: frozenset | None, inputs: frozenset = frozenset()
+) -> MatrixReadings | None:
+    """The shape readings of a comparison with matrix products or transposes; None when it has none.
+
+    ``inputs``: code names that are the function's inputs; a paper operand mapped to one (``Z`` of ``W_Q Z``)
+    is data, like a lower-case operand (``x`` of ``W x``)."""
+    targets = [t for s, t in subs.items() if s in a.free_symbols]
+    if not (has_matrix_ops(a) or has_matrix_ops(b) or any(has_matrix_ops(t) for t in targets)):
+        return None
+    definite: set[sp.Symbol] = set()
+    groups: list[tuple[sp.Symbol, ...]] = []
+    for side in (b, *targets):
+        d, g = matrix_leaves(side)
+        definite |= d
+        groups += g
+    paper_definite, paper_groups = matrix_leaves(a)
+    operands = paper_definite | {s for g in paper_groups for s in g}
+    paper_matrices = paper_definite if declared is None else {s for s in a.free_symbols if s.name in declared}
+    for p in paper_matrices:
+        target = subs.get(p, p)
+        if target.is_Symbol:
+            definite.add(target)
+    groups = sorted({g for g in groups if not set(g) & definite}, key=lambda g: [s.name for s in g])
+    shapes = [frozenset(definite)]
+    for group in groups:
+        shapes = [s | {choice} for s in shapes for choice in group][:MAX_SHAPE_ASSIGNMENTS]
+    lower = frozenset(p for p in operands if p.name[:1].islower())
+    given = frozenset(p for p in operands if isinstance(subs.get(p), sp.Symbol) and subs[p].name in inputs)
+    data = tuple(dict.fromkeys(d for d in (lower | given, lower, given) if d))  # an input may be a weight too
+    union = frozenset().union(*shapes)
+    return MatrixReadings(tuple(shapes), data, union, frozenset(operands))
+
+
+# The paper's column vectors as the code's rows: a column result is the code's row transposed (W x is
+# x W^T), a row result is the code's row itself (g^T W is g W).
+ORIENTATIONS = ("flipped", "rows")
+
+
+def flip_orientation(expr: sp.Expr, data: frozenset, orientation: str = "flipped") -> sp.Expr:
+    """The paper's formula with its data vectors (columns) written as the code's rows."""
+    rows = expr.xreplace({p: transpose(p) for p in data})
+    return transpose(rows) if orientation == "flipped" else rows
 
 
 def _leaf_symbols(a: sp.Expr, b: sp.Expr, subs: dict) -> list[sp.Symbol]:
@@ -369,9 +580,9 @@ def _mapped_env(env: dict, subs: dict, ops) -> dict:
     return out
 
 
-def _screen(a, b, subs, vector, positive, sign, samples, started, confirm=True) -> Decision:
+def _screen(a, b, subs, vector, positive, sign, samples, started, confirm=True, shapes=None) -> Decision:
     symbols = _leaf_symbols(a, b, subs)
-    env = sample_env(symbols, vector, set(positive), samples)
+    env = sample_env(symbols, vector, set(positive), samples, matrices=shapes)
     try:
         with np.errstate(all="ignore"):
             va = evaluate(a, _mapped_env(env, {k: v for k, v in subs.items() if k in a.free_symbols}, _FloatOps))
@@ -425,11 +636,22 @@ def _constant(values, valid) -> bool:
     return arr.size == 0 or float(np.ptp(arr)) <= 1e-9 * (1 + float(np.max(np.abs(arr))))
 
 
+def _shown_value(v: np.ndarray) -> Any:
+    """A sample value for a report: a number, a vector, or a matrix as a list of rows."""
+    rounded = np.vectorize(lambda t: float(f"{float(t):.6g}"), otypes=[float])(np.asarray(v, dtype=float))
+    if rounded.size == 1:
+        return float(rounded.ravel()[0])
+    if rounded.ndim == 2 and rounded.shape[0] == 1:
+        return rounded[0].tolist()
+    return rounded.tolist()
+
+
 def _confirm(a: sp.Expr, b: sp.Expr, subs: dict, env, row: int, s: int) -> dict[str, Any] | None:
     """Re-evaluate one sample point with 50-digit arithmetic; the counterexample if the gap is real."""
     with mpmath.workdps(50):
         point = {sym_: env[sym_][row : row + 1] for sym_ in env}
-        mp_env = {k: np.array([[mpmath.mpf(repr(float(x))) for x in v[0]]], dtype=object) for k, v in point.items()}
+        to_mp = np.frompyfunc(lambda x: mpmath.mpf(repr(float(x))), 1, 1)
+        mp_env = {k: np.asarray(to_mp(v), dtype=object) for k, v in point.items()}
         try:
             used = {k: v for k, v in subs.items() if k in a.free_symbols}
             va = _broadcast_vec(evaluate(a, _mapped_env(mp_env, used, _MpOps), _MpOps))
@@ -443,10 +665,7 @@ def _confirm(a: sp.Expr, b: sp.Expr, subs: dict, env, row: int, s: int) -> dict[
                     continue
                 gap = abs(x - s * y)
                 if gap > mpmath.mpf(10) ** (-30) * (1 + abs(x) + abs(y)):
-                    values = {}
-                    for k, v in point.items():
-                        vals = [float(f"{float(t):.6g}") for t in v[0]]
-                        values[k.name] = vals[0] if len(vals) == 1 else vals
+                    values = {k.name: _shown_value(v[0]) for k, v in point.items()}
                     return {
                         "values": dict(sorted(values.items())),
                         "paper": float(f"{float(x):.8g}"),
@@ -458,8 +677,13 @@ def _confirm(a: sp.Expr, b: sp.Expr, subs: dict, env, row: int, s: int) -> dict[
 
 
 # ============================================================================== proofs in a worker
-def _prove_task(a: sp.Expr, b: sp.Expr, positive: list[str], sign: int, quick: bool = False) -> str:
+def _prove_task(
+    a: sp.Expr, b: sp.Expr, positive: list[str], sign: int, quick: bool = False, matrices: list[str] = ()
+) -> str:
     """quick: expand and a short z3 call only (the bonus proof after a numeric pass); else simplify too."""
+    if matrices or has_matrix_ops(a) or has_matrix_ops(b):
+        names = frozenset(matrices)
+        a, b = normalize_matrices(a, names), normalize_matrices(b, names)
     diff = a - sign * b
     if diff == 0 or sp.expand(diff) == 0:
         return "expand"
@@ -475,6 +699,70 @@ def _prove_task(a: sp.Expr, b: sp.Expr, positive: list[str], sign: int, quick: b
     if not has_branches and _z3_equal(a, sign * b, set(positive), 200_000_000):
         return "z3"
     return ""
+
+
+_ELEMENTWISE = (sp.exp, sp.log, sp.tanh, sp.sin, sp.cos, sp.Abs, sp.erf, sp.sinh, sp.cosh, sp.sign)
+
+
+def normalize_matrices(expr: sp.Basic, matrices: frozenset) -> sp.Basic:
+    """A canonical form for proofs: transposes pushed to the leaves ((A B)^T = B^T A^T, through sums and
+    elementwise operations), products distributed over sums, and factors free of matrix symbols (named in
+    ``matrices``) pulled out as scalars. Ordered products stay opaque to SymPy, so they never commute."""
+
+    def is_scalar(e: sp.Basic) -> bool:
+        return not any(s.name in matrices for s in e.free_symbols) and not has_matrix_ops(e)
+
+    def tr(e: sp.Basic) -> sp.Basic:
+        if e.is_Number or (e.is_Symbol and e.name not in matrices) or (not e.free_symbols):
+            return e
+        if isinstance(e, AppliedUndef) and e.func is TRANSPOSE:
+            return e.args[0]
+        if isinstance(e, AppliedUndef) and e.func is MATMUL:
+            return norm(matmul(*[tr(f) for f in reversed(e.args)]))
+        if isinstance(e, sp.Add):
+            return sp.Add(*[tr(t) for t in e.args])
+        if isinstance(e, sp.Mul):
+            return sp.Mul(*[tr(f) for f in e.args])
+        if isinstance(e, sp.Pow):
+            return sp.Pow(tr(e.args[0]), e.args[1])
+        if isinstance(e, _ELEMENTWISE):
+            return e.func(*[tr(x) for x in e.args])
+        return transpose(e)
+
+    def product(args: list[sp.Basic]) -> sp.Basic:
+        options: list[list[sp.Basic]] = [list(sp.Add.make_args(sp.expand(arg))) for arg in args]
+        total = 1
+        for terms in options:
+            total *= len(terms)
+        if total > MAX_DISTRIBUTED_TERMS:
+            return matmul(*args)
+        out = []
+        for combo in itertools.product(*options):
+            coeff, parts = sp.Integer(1), []
+            for term in combo:
+                scalars = [f for f in sp.Mul.make_args(term) if is_scalar(f)]
+                rest = [f for f in sp.Mul.make_args(term) if not is_scalar(f)]
+                coeff *= sp.Mul(*scalars)
+                if rest:
+                    parts.append(sp.Mul(*rest))
+            out.append(coeff * (matmul(*parts) if parts else sp.Integer(1)))
+        return sp.Add(*out)
+
+    @functools.lru_cache(maxsize=None)
+    def norm(e: sp.Basic) -> sp.Basic:
+        if e.is_Atom:
+            return e
+        if isinstance(e, AppliedUndef) and e.func is TRANSPOSE and len(e.args) == 1:
+            return tr(norm(e.args[0]))
+        args = [norm(x) for x in e.args]
+        if isinstance(e, AppliedUndef) and e.func is MATMUL:
+            return product(args)
+        return e.func(*args)
+
+    try:
+        return norm(expr)
+    except (TypeError, ValueError, RecursionError):
+        return expr
 
 
 def _z3_equal(a: sp.Expr, b: sp.Expr, positive: set[str], rlimit: int) -> bool:
@@ -605,9 +893,10 @@ def _worker_main(conn, parent_end=None, parent_pid: int | None = None) -> None: 
             return
         if task is None:
             return
-        a, b, positive, sign, quick = task
+        a, b, positive, sign, quick, *rest = task  # the matrix symbols, when there are any
+        matrices = rest[0] if rest else ()
         try:
-            conn.send(_prove_task(a, b, positive, sign, quick))
+            conn.send(_prove_task(a, b, positive, sign, quick, matrices))
         except Exception as exc:  # noqa: BLE001 - anything SymPy/z3 raise only means "no proof"
             conn.send(f"!{type(exc).__name__}")
 
@@ -662,10 +951,11 @@ atexit.register(_WORKER.stop)
 
 
 def prove(
-    a: sp.Expr, b: sp.Expr, *, positive: set[str] = frozenset(), sign: int = 1, timeout: float = 5.0, quick: bool = False
+    a: sp.Expr, b: sp.Expr, *, positive: set[str] = frozenset(), sign: int = 1, timeout: float = 5.0, quick: bool = False,
+    matrices: frozenset = frozenset(),
 ) -> str | None:
     """The proof method that succeeded, "" if none did, None when it ran out of time."""
-    result = _WORKER.run((a, b, sorted(positive), sign, quick), timeout)
+    result = _WORKER.run((a, b, sorted(positive), sign, quick, sorted(s.name for s in matrices)), timeout)
     if result is None:
         return None
     return result if not result.startswith("!") else ""
@@ -680,14 +970,18 @@ def decide(
     timeout: float = 5.0,
     proof_budget: float | None = None,
     subs: dict[sp.Symbol, sp.Expr] | None = None,
+    matrices: frozenset | None = None,
+    inputs: frozenset = frozenset(),
 ) -> Decision:
     """Screen, confirm, then prove; ``proof_budget`` caps the bonus proof after a numeric pass."""
     started = time.perf_counter()
     pos_syms = {s for s in _leaf_symbols(a, b, subs or {}) if s.name in positive}
-    result = screen(a, b, positive=pos_syms, sign=sign, subs=subs)
+    result = screen(a, b, positive=pos_syms, sign=sign, subs=subs, matrices=matrices, inputs=inputs)
     if result.kind == "not-equivalent":
         result.seconds = time.perf_counter() - started
         return result
+    if result.orientation:
+        a = flip_orientation(a, result.data, result.orientation)
     if subs:
         a = a.xreplace({k: v for k, v in subs.items() if k in a.free_symbols})
     budget = timeout if result.kind == "undecided" else min(timeout, proof_budget if proof_budget is not None else timeout)
@@ -697,9 +991,12 @@ def decide(
         if remaining <= 0.01:
             break
         quick = result.kind == "numerically-equivalent"
-        method = prove(a, b, positive=set(positive), sign=s, timeout=remaining, quick=quick)
+        method = prove(a, b, positive=set(positive), sign=s, timeout=remaining, quick=quick, matrices=result.matrices)
         if method:
-            return Decision("proven", time.perf_counter() - started, sign=s, method=method)
+            return Decision(
+                "proven", time.perf_counter() - started, sign=s, method=method, orientation=result.orientation,
+                matrices=result.matrices, data=result.data,
+            )
         if method is None:
             break
     if result.kind == "numerically-equivalent":
@@ -875,6 +1172,8 @@ def match(
     proof_budget: float = 1.0,
     budget: int = MAX_ASSIGNMENTS,
     scope_names: tuple[str, ...] = (),
+    matrices: frozenset | None = None,
+    inputs: frozenset = frozenset(),
 ) -> MatchResult:
     """Map paper symbols to code values (spec first, then names, then a bounded numeric search) and decide.
 
@@ -925,7 +1224,7 @@ def match(
         subs = {s: t.expr for s, t in full.items()}
         if covered != code_syms:
             decision = Decision("not-equivalent", reason="the mapped formula and the code use different values")
-            sample = screen(paper, code, positive=pos_syms, sign=sign, subs=subs, confirm=False)
+            sample = screen(paper, code, positive=pos_syms, sign=sign, subs=subs, confirm=False, matrices=matrices, inputs=inputs)
             if sample.kind == "not-equivalent":
                 decision = sample
             if first_fail is None:
@@ -933,14 +1232,14 @@ def match(
             tried += 1
             continue
         tried += 1
-        quick = screen(paper, code, positive=pos_syms, sign=sign, samples=QUICK_SAMPLES, subs=subs, confirm=False)
+        quick = screen(paper, code, positive=pos_syms, sign=sign, samples=QUICK_SAMPLES, subs=subs, confirm=False, matrices=matrices, inputs=inputs)
         if quick.kind == "not-equivalent":
             if first_fail is None:
                 first_fail = (quick, full)
             continue
         decision = decide(
             paper, code, positive=positive, sign=sign, timeout=max(timeout - spent, 0.05),
-            proof_budget=proof_budget, subs=subs,
+            proof_budget=proof_budget, subs=subs, matrices=matrices, inputs=inputs,
         )
         if decision.kind == "not-equivalent":
             if first_fail is None:
@@ -959,7 +1258,7 @@ def match(
     for s, (_, t) in zip(rest, best_names):
         full[s] = t
     subs = {s: t.expr for s, t in full.items()}
-    named = screen(paper, code, positive=pos_syms, sign=sign, subs=subs)
+    named = screen(paper, code, positive=pos_syms, sign=sign, subs=subs, matrices=matrices, inputs=inputs)
     if named.kind == "not-equivalent":
         decision = named
     hows = dict(how)

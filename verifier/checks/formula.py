@@ -18,13 +18,17 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 
 from verifier.analysis.code_sympy import (
+    MATMUL,
     REDUCTIONS,
+    TRANSPOSE,
     UNKNOWN,
     Candidate,
     FunctionModel,
     Translator,
     expr_nodes,
+    is_matrix_op,
     sym,
+    transpose,
 )
 from verifier.analysis.equivalence import (
     MatchResult,
@@ -58,7 +62,7 @@ PROOF_BUDGET = 1.0  # safety net (s) for the bonus proof after a numeric pass; i
 @checker(KIND)
 def check_formula(check: FormulaCheck, ctx: Context) -> CheckResult:
     try:
-        formula = parse_formula(check.expect, check.latex, check.functions)
+        formula = parse_formula(check.expect, check.latex, check.functions, check.matrices)
     except FormulaTooLarge as exc:
         field = "expect" if check.expect else "latex"
         return CheckResult.unverified(KIND, f"`{field}` is beyond the analysis bounds: {exc}", position=exc.position)
@@ -196,6 +200,8 @@ def profile(expr: sp.Basic) -> frozenset[str]:
                 kinds.add("div")
             else:
                 kinds.add("square")
+        elif isinstance(node, AppliedUndef) and node.func in (MATMUL, TRANSPOSE):
+            kinds.add(node.func.__name__)
         elif isinstance(node, AppliedUndef):
             name = node.func.__name__
             kinds.add("reduce" if name in REDUCTIONS else ("pick" if name == "pick" else "opaque"))
@@ -268,7 +274,18 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
             paper, r.expr, targets, fixed,
             positive=_positive_code(positive, fixed), sign=check.sign, timeout=timeout, proof_budget=min(PROOF_BUDGET, timeout),
             scope_names=tuple(sorted(set(r.model.params) | {k for k in r.model.named if "@" not in k})),
+            matrices=formula.matrices, inputs=frozenset(r.model.params),
         )
+        stored = _layer_orientation(fixed, r.model)
+        if stored and not res.decision.equivalent:
+            # `symbols: {W: proj.weight}` of an nn.Linear: the paper's W may be the stored weight's transpose
+            other = match(
+                paper, r.expr, targets, stored,
+                positive=_positive_code(positive, stored), sign=check.sign, timeout=timeout,
+                proof_budget=min(PROOF_BUDGET, timeout), matrices=formula.matrices, inputs=frozenset(r.model.params),
+            )
+            if other.decision.equivalent or other.decision.kind != "not-equivalent":
+                res = other
         results.append((r, res))
         if res.decision.equivalent and not res.name_inconsistent:
             return _passed(check, r, res, repo, paper, ctx, formula, timeout, positive)
@@ -360,7 +377,7 @@ def _bounded(dropped: list[tuple[str, int, str, str, str]], ctx: Context) -> Che
 def _passed(check, r: Ranked, res: MatchResult, repo, paper, ctx, formula, timeout, positive) -> CheckResult:
     how = "proven" if res.decision.kind == "proven" else "numerically equivalent"
     if check.paths == "all":
-        failing = _other_paths(r, res, repo, paper, check, timeout, positive)
+        failing = _other_paths(r, res, repo, paper, check, timeout, positive, formula.matrices)
         opaque = [(o, m, _opaque_calls(o)) for o, m in failing if _opaque_calls(o)]
         failing = [(o, m) for o, m in failing if not _opaque_calls(o)]
         if not failing and opaque:
@@ -399,11 +416,12 @@ def _opaque_calls(r: Ranked) -> list[str]:
         n.func.__name__
         for n in sp.preorder_traversal(r.expr)
         if isinstance(n, AppliedUndef) and n.func.__name__ not in REDUCTIONS and n.func.__name__ != "pick"
+        and not is_matrix_op(n)
     }
     return sorted(calls)
 
 
-def _other_paths(r: Ranked, res: MatchResult, repo, paper, check, timeout, positive):
+def _other_paths(r: Ranked, res: MatchResult, repo, paper, check, timeout, positive, matrices=None):
     """With `paths: all`: the same value on every other branch of the function must also be the formula."""
     failing = []
     latest: dict[str, Candidate] = {}
@@ -415,7 +433,8 @@ def _other_paths(r: Ranked, res: MatchResult, repo, paper, check, timeout, posit
         other = Ranked(r.score, cand, expr, r.model)
         targets, fixed = _targets_for(other, repo, check, None)
         got = match(paper, expr, targets, fixed, positive=_positive_code(positive, fixed), sign=check.sign,
-                    timeout=timeout, proof_budget=min(PROOF_BUDGET, timeout))
+                    timeout=timeout, proof_budget=min(PROOF_BUDGET, timeout), matrices=matrices,
+                    inputs=frozenset(r.model.params))
         if not got.decision.equivalent:
             failing.append((other, got))
     return failing
@@ -467,6 +486,9 @@ def _targets_for(r: Ranked, repo: RepoFormulas, check: FormulaCheck, formula: Fo
             targets[key] = Target(key, s)
         if "log" in s.name.lower() and "logit" not in s.name.lower():
             targets[f"exp({s.name})"] = Target(f"exp({s.name})", sp.exp(s))
+        if s.name in r.model.layer_weights:
+            # a layer stores its weight in the library's orientation (nn.Linear: out x in), not the paper's
+            targets[f"{s.name}.T"] = Target(f"{s.name}.T", transpose(s))
     fixed: dict[sp.Symbol, Target] = {}
     for key, value in sorted(check.symbols.items()):
         psym = _paper_symbol(key)
@@ -474,6 +496,16 @@ def _targets_for(r: Ranked, repo: RepoFormulas, check: FormulaCheck, formula: Fo
         if psym is not None and target is not None:
             fixed[psym] = target
     return sorted(targets.values(), key=lambda t: t.name), fixed
+
+
+def _layer_orientation(fixed: dict[sp.Symbol, Target], model: FunctionModel) -> dict[sp.Symbol, Target] | None:
+    """The spec's mapping with every layer weight transposed (None when it maps none)."""
+    if not any(isinstance(t.expr, sp.Symbol) and t.expr.name in model.layer_weights for t in fixed.values()):
+        return None
+    return {
+        p: Target(f"{t.name}.T", transpose(t.expr)) if isinstance(t.expr, sp.Symbol) and t.expr.name in model.layer_weights else t
+        for p, t in fixed.items()
+    }
 
 
 def _named_before(model: FunctionModel, cand: Candidate) -> dict[str, sp.Expr]:
@@ -508,7 +540,7 @@ def _paper_symbol(key: str) -> sp.Symbol | None:
 def _resolve_target(value: str, targets: dict[str, Target], named: dict[str, sp.Expr]) -> Target | None:
     text = value.strip()
     bare = text.replace("self.", "")
-    for name in (text, f"self.{bare}", bare):
+    for name in (text, f"self.{bare}", bare, bare.replace(".", "_")):  # self.proj.weight: the layer's proj_weight
         if name in targets:
             return targets[name]
     leafish = re.split(r"[.\[]", bare.replace("'", "").replace('"', "").rstrip("]"))[-1]
@@ -667,7 +699,14 @@ def _show(expr: sp.Expr, limit: int = 160) -> str:
 
 def _point(ce: dict) -> str:
     values = ce.get("values", {})
-    return ", ".join(f"{k}={v}" for k, v in list(values.items())[:8]) or "a sample point"
+    return ", ".join(f"{k}={_compact(v)}" for k, v in list(values.items())[:8]) or "a sample point"
+
+
+def _compact(value: Any) -> str:
+    """A sample value in a message: matrices (lists of rows) to 3 digits; the details keep 6."""
+    if isinstance(value, list) and value and isinstance(value[0], list):
+        return "[" + ", ".join("[" + ", ".join(f"{x:.3g}" for x in row) + "]" for row in value) + "]"
+    return str(value)
 
 
 def _evidence(r: Ranked, res: MatchResult | None, role: str) -> Evidence:

@@ -248,6 +248,7 @@ class _Builder:
     lead_name: str | None = None  # "Target risk threshold; ... = 0.4": the claim's first words name its value
     lead_value: Any = None  # ... and that value, stated last
     previous_name: str | None = None  # the name the previous fragment of the sentence gave its value
+    baselines: frozenset[str] = frozenset()  # lower-cased names the claim compares against (not API calls)
 
     def add(self, check: Any) -> int:
         """The check's index; -1 when its name is wrong for this claim's context (left to the judge)."""
@@ -716,6 +717,16 @@ def _inside_parentheses(text: str, index: int) -> bool:
     return depth > 0
 
 
+_SYMBOL_BEFORE = re.compile(r"\s(?P<sym>[^\W\d][\w']{0,7})\s*(?:=|:)?\s*$")  # "... epsilon 0.2", "... γ: 0.99"
+
+
+def _paper_symbol(token: str) -> bool:
+    """A Greek letter or its name, or one Latin letter with a subscript or prime (``B``, ``N_s``); not a word."""
+    if terms.identifier(token).lower() in terms.GREEK_NAMES or (len(token) == 1 and not token.isascii()):
+        return True
+    return bool(re.fullmatch(r"[A-Za-z](?:_\w+|\d|')?", token)) and token.lower() not in ("a", "i")
+
+
 def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[int], list[str]]:
     """Numbers named by a phrase before them ("batch size 256"), a unit after them ("150K steps"), or the
     label of a fragment that is only a number ("Batch size varies per task: 30 (CoLA)")."""
@@ -755,6 +766,15 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         after = body[q.end : q.end + 40]
         name = None
         phrase = terms.find_phrase(before)
+        symbol = _SYMBOL_BEFORE.search(before)
+        if symbol and _paper_symbol(symbol.group("sym")):
+            # "clip range epsilon 0.2", "discount gamma 0.99": the phrase names the value, the symbol is how
+            # the paper writes it (read alone, "epsilon" would be Adam's and "gamma" anyone's)
+            head = before[: symbol.start("sym")]
+            named_by = terms.find_phrase(head)
+            if named_by and _JOINER.fullmatch(_tail_after_phrase(head, named_by)):
+                phrase = (named_by[0], named_by[1], named_by[2])
+                before = head
         words = re.match(r"\s*((?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)", after)
         following = words.group(1).split() if words else []
         if phrase and _JOINER.fullmatch(_tail_after_phrase(before, phrase)):
@@ -930,7 +950,11 @@ def _unexplained_words(text: str) -> list[str]:
 
 
 def _api_checks(text: str, b: _Builder) -> list[int]:
-    return [b.add(CallCheck(target=hit.target)) for hit in terms.find_apis(text)]
+    """Named APIs, except a name the claim compares against: "FNO" in a baseline list is that baseline's
+    check, which accepts the repo's own implementation; a call check would demand the library's."""
+    hits = terms.find_apis(text)
+    named = [h for h in hits if not any(text[h.start : h.end].lower() in name for name in b.baselines)]
+    return [b.add(CallCheck(target=h.target)) for h in named]
 
 
 def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None) -> list[int]:
@@ -1085,6 +1109,9 @@ def _mask_model_names(text: str) -> str:
     )  # "x1e-2" after a list is its multiplier, not a name
 
 
+_COMPARED = re.compile(r"(?<![\w.])(?P<key>[A-Za-z][\w^{}]*)\s*=\s*[^,;=]*?\s(?:vs\.?|versus)\s+(?:\(\s*)?(?:[A-Za-z][\w\-.]*\s+)?\(?(?P=key)\s*=", re.IGNORECASE)
+
+
 def _fragment(
     text: str, dimension: Dimension, b: _Builder, formulas_only: bool = False, claim_label: str = ""
 ) -> Fragment:
@@ -1109,6 +1136,10 @@ def _fragment(
         masked = masked.replace("(", " ").replace(")", " ")
         if not re.search(r"(?<![\w.§])\d", masked):
             return Fragment(text, "context", "parameter count: follows from the architecture, not set by code")
+    if _COMPARED.search(masked):
+        # "LoRA r=8 vs LoRA-SB r=16", "drop_path=0 vs. drop_path=0.1": one parameter set two ways side by side;
+        # which one the repo must have is not said, and reading the first would check half the claim
+        return Fragment(text, "leftover", "one parameter compared at two values (vs): which one the repo must use is not stated")
     made, reason = _formula_check(body, b)
     if not made and not reason and dimension == Dimension.numerical and re.search(r"=.*: [A-Za-z]\w*\s*=", body):
         # "Parameters of the cost model c = a * N + b: N = total actions": the formula, then a symbol's meaning
@@ -1136,7 +1167,9 @@ def _fragment(
         made += _string_settings(body, b) if dimension in (Dimension.numerical, Dimension.methodological) else []
         if not made and dimension == Dimension.numerical and label_text and body != text.strip():
             made += _labelled_model(label_text, body, b)
-        named = _api_checks(names_text or body, b) + _protocol_checks(names_text or body, b, dimension)
+        # the fragment's own label stays in for protocol terms: "Metrics: detection rate" is a list of metrics
+        own_label = f"{label.group('label')}: " if label and label_text == label.group("label") else ""
+        named = _api_checks(names_text or body, b) + _protocol_checks(names_text or own_label + body, b, dimension)
         if named and not made and not sampled and not reason and dimension == Dimension.methodological:
             rest = _unexplained_words(body)
             untyped = formulas.find_formula(body)  # "softmax(QK^T / √d) V with a causal mask": the formula too
@@ -1214,6 +1247,7 @@ def _compile_cached(
         ]
         for span in spans:
             covered.append((span[0], span[1], made, "baseline"))
+        b.baselines = frozenset(name.lower() for name in baselines)
     # pseudo-code listings (verifier/compiler/pseudocode.py) and "where:" glossaries of the claim's formulas
     listing = pseudocode.read_listing(text)
     if listing is not None:

@@ -55,7 +55,8 @@ _DATA_STAT = re.compile(
 )
 _CITATION = re.compile(
     r"\([A-Z][A-Za-z\-]+(?:\s+(?:et al\.?|&|and)\s*[A-Za-z\-]*)?,?\s*(?:19|20)\d\d[a-z]?(?:[;,][^()]*)?\)|"
-    r"\b(?:Eq|Eqs|Equation|Sec|Section|Table|Tab|Figure|Fig|Appendix|Algorithm|Alg)\.?\s*\(?[A-Z]?\d+(?:\.\d+)*\)?(?:\([a-z]\))?|"
+    r"\b(?:Eqs?|Equations?|Secs?|Sections?|Tables?|Tabs?|Figures?|Figs?|Appendix|Appendices|Algorithms?|Alg)\.?\s*"
+    r"\(?[A-Z]?\d+(?:\.\d+)*\)?(?:\([a-z]\))?(?:\s*(?:,|and|&|[-–])\s*\(?[A-Z]?\d+(?:\.\d+)*\)?(?:\([a-z]\))?)*|"
     r"\b(?:as in|following|follows|mirrors|adopted from|borrowed from|taken from|per|see)\s+[A-Z][\w\-]+(?:\s+(?:et al\.?|&|and)\s+[A-Z][\w\-]+)*\s*(?:\(?(?:19|20)\d\d[a-z]?\)?)?",
 )
 _RESULT_NUM = re.compile(

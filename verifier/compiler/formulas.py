@@ -3,10 +3,11 @@
 The SymPy text is validated with ``ast`` against a whitelist of node types (never evaluated here), then read
 by the formula check's own parser (``verifier.symbolic.latex``): a check is only emitted when its paper side
 parses and has something to compare. Papers' notation is translated where it has one reading under the
-check's elementwise semantics (``E_{x}[...]`` a mean, ``‖x‖²₂`` a squared norm, ``Σ_{i=1}^{n}`` a sum and
-``(1/n) Σ_{i=1}^{n}`` a mean, ``⊙`` the elementwise product, ``√x``); notation with no such reading (∇, ∏,
-transposes and matrix products written by juxtaposition, set membership, sampling ``~``) is reported with the
-reason instead of being guessed.
+check's semantics (``E_{x}[...]`` a mean, ``‖x‖²₂`` a squared norm, ``Σ_{i=1}^{n}`` a sum and
+``(1/n) Σ_{i=1}^{n}`` a mean, ``⊙`` the elementwise product, ``√x``, ``s B A`` the scalar s times the matrix
+product ``matmul(B, A)``, ``Kᵀ`` a transpose); notation with no such reading (∇, ∏, inverses, mode-n
+products, one capital applied to a vector with no sign it is a matrix, set membership, sampling ``~``) is
+reported with the reason instead of being guessed.
 """
 
 from __future__ import annotations
@@ -39,8 +40,6 @@ _UNTRANSLATABLE = {
     "KL(": "a KL divergence between distributions",
     "~": "a sampling statement (~)",
     "|": "a conditional or norm bar",
-    "ᵀ": "a matrix transpose",
-    "⊤": "a matrix transpose",
     "⁻¹": "a matrix inverse",
     "^{-1}": "a matrix inverse",
     "∏": "a product with bounds (∏)",
@@ -57,6 +56,7 @@ _KNOWN_FUNCS = {
     "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "gelu", "softmax", "log_softmax", "logsigmoid", "softplus",
     "min", "max", "clip", "clamp", "abs", "sin", "cos", "mean", "sum", "norm", "sign", "ceil", "floor", "erf",
     "e", "var", "sinh", "cosh", "minimum", "maximum", "where", "softmax", "sigma", "phi", "ln", "tr", "diag",
+    "transpose", "matmul",
 }  # fmt: skip
 _NEEDS_ARGUMENT = frozenset("log ln exp sqrt sin cos tanh sigmoid softmax norm mean sum max min".split())
 _ALLOWED = (
@@ -74,6 +74,12 @@ class FormulaFind:
     reason: str = ""  # why not translated (expect and latex both None)
 
 
+_SHORT_SYMBOL = r"[A-Za-zα-ωΑ-Ω](?:_\{[^{}\s]*\}|_[A-Za-z0-9]+|\^\{?[A-Za-z]\}?)*'?(?![\w{])"
+_JUXTAPOSED_SYMBOLS = re.compile(
+    rf"(?<![\w}}])(?:[A-Z](?:_\{{[^{{}}\s]*\}}|_[A-Za-z0-9]+)*'?\s+{_SHORT_SYMBOL}|{_SHORT_SYMBOL}\s+[A-Z](?![\w{{]))"
+)
+
+
 def looks_like_formula(text: str) -> bool:
     """An equation whose right-hand side is an expression, not a plain number or a name."""
     if _LATEX_CMD.search(text):
@@ -85,7 +91,8 @@ def looks_like_formula(text: str) -> bool:
     bare = re.sub(r"\s*\([^()]*\)\s*$", "", rhs)
     if not rhs or rhs.startswith("=") or parse_value(rhs) is not None or parse_value(bare) is not None:
         return False
-    operators = len(re.findall(r"[+\-*/^·×−√⊙‖Σ∑]|\b(?:exp|log|sqrt|sigmoid|tanh|softmax|min|max|clip)\s*\(", rhs))
+    operators = len(re.findall(r"[+\-*/^·×−√⊙‖Σ∑ᵀ⊤]|\b(?:exp|log|sqrt|sigmoid|tanh|softmax|min|max|clip)\s*\(", rhs))
+    operators += len(_JUXTAPOSED_SYMBOLS.findall(rhs))  # "s B A": one-letter symbols side by side, a capital among them
     idents = re.findall(r"[A-Za-zα-ωΑ-Ω_][\w']*", ascii_symbol(rhs))
     return operators >= 1 and len(idents) >= 1 and len(lhs.strip()) <= 40
 
@@ -299,7 +306,51 @@ def _sums(expr: str) -> tuple[str, str]:
 _COMBINING = {"\u0303": "_tilde", "\u0302": "_hat", "\u0304": "_bar", "\u0305": "_bar", "\u0307": "_dot"}
 _CAPITAL_FUNCS = {"Softmax": "softmax", "SoftMax": "softmax", "GELU": "gelu", "ReLU": "relu", "RELU": "relu",
                   "Sigmoid": "sigmoid", "Tanh": "tanh", "Softplus": "softplus", "LogSoftmax": "log_softmax"}  # fmt: skip
-_TRANSPOSE = re.compile(r"\^\s*\{?\s*(?:T|⊤|\\top)\s*\}?(?![A-Za-z0-9_])")
+_TRANSPOSE = re.compile(r"\s*(?:\^\s*\{?\s*(?:T|⊤|\\top)\s*\}?|ᵀ)(?![A-Za-z0-9_])")
+_GREEK_HEADS = frozenset(
+    "alpha beta gamma delta epsilon eps zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau upsilon phi chi "
+    "psi omega ell".split()
+)
+
+
+# "Σ ×_2 U^T ×_3 V^T", "A x_1 B": a tensor's mode-n product, written between its operands
+_MODE_PRODUCT = re.compile(r"(?<=\S)\s+(?:×|x)_\{?\d+\}?\s+(?=[A-Z(])")
+
+
+def _transposes(expr: str) -> tuple[str, str]:
+    """``K^T``, ``Kᵀ``, ``(Q K)^⊤`` -> ``transpose(K)``; a Greek base (``γ^T``) is not a matrix: refused."""
+    out = expr
+    for _ in range(12):
+        m = _TRANSPOSE.search(out)
+        if not m:
+            return out, ""
+        head = out[: m.start()]
+        if head.endswith(")"):
+            depth, start = 0, -1
+            for i in range(len(head) - 1, -1, -1):
+                depth += {")": 1, "(": -1}.get(head[i], 0)
+                if depth == 0:
+                    start = i
+                    break
+            if start < 0:
+                return out, "uses a matrix transpose of an unbalanced group"
+            call = re.search(r"[A-Za-z_]\w*$", head[:start])
+            if call:
+                start = call.start()
+        else:
+            base = re.search(r"[A-Za-zα-ωΑ-Ω][\w'α-ωΑ-Ω]*(?:_\{[^{}]*\}|\^\{\([^{}]*\)\})*$", head)
+            if not base:
+                return out, "uses a matrix transpose with no operand"
+            start = base.start()
+            if re.fullmatch(r"[A-Z]{2}", base.group(0)):
+                start += 1  # QK^T, XW^T: two matrices written together, the second transposed
+                head = head[:start] + " " + head[start:]
+                start += 1
+            name = ascii_symbol(base.group(0)).split("_")[0].rstrip("0123456789'").lower()
+            if name in _GREEK_HEADS:
+                return out, "uses a transpose or power of a scalar (^T)"
+        out = head[:start] + "transpose(" + head[start:] + ")" + out[m.end() :]
+    return out, "uses too many transposes"
 _SQRT_ATOM = re.compile(r"√\s*(?![\s(])((?:[A-Za-zα-ωΑ-Ω]\w*(?:_\{[^{}]*\}|\^\{[^{}]*\})*'?)|\d+(?:\.\d+)?)")
 
 
@@ -330,8 +381,11 @@ def _paper_notation(expr: str) -> tuple[str, str]:
     expr, reason = _sums(expr)  # first: the bound of sum_{i=1}^{T} is not a transpose
     if reason:
         return expr, reason
-    if _TRANSPOSE.search(expr):
-        return expr, "uses a matrix transpose"
+    if _MODE_PRODUCT.search(expr):
+        return expr, "uses a mode-n tensor product (×_n)"
+    expr, reason = _transposes(expr)
+    if reason:
+        return expr, reason
     expr = re.sub(r"\s*(?:⊙|∘|\bodot\b)\s*", " * ", expr)  # the elementwise product: `*` on tensors
     expr = expr.replace("√(", "sqrt(")
     expr = _SQRT_ATOM.sub(r"sqrt(\1)", expr)
@@ -352,13 +406,13 @@ def to_sympy(text: str, code: bool = False) -> tuple[str | None, str]:
         if token in expr and token not in "[{":
             return None, f"uses {reason}"
     expr = (
-        expr.replace("−", "-").replace("×", "*").replace("·", "*").replace("²", "**2").replace("³", "**3")
+        expr.replace("−", "-").replace("×", "*").replace("·", " ").replace("⋅", " ").replace("²", "**2").replace("³", "**3")
         .replace("√", "sqrt").replace("’", "'")
     )  # fmt: skip
     expr = _flatten_subscripts(expr)
     expr = re.sub(r"\^\{?\((\w+)\)\}?", r"_\1", expr)  # W^{(i)}: the i-th, not a power
     # a letter superscript names a variant (x_t^k, x^{k_s}), a numeric one is a power
-    expr = re.sub(r"([A-Za-z]\w*)\^\{([A-Za-z][\w,]*)\}", lambda m: m.group(1) + "_" + m.group(2).replace(",", ""), expr)
+    expr = re.sub(r"([A-Za-z]\w*)\^\{([A-Za-z][\w,/]*)\}", lambda m: m.group(1) + "_" + re.sub(r"[,/]", "", m.group(2)), expr)
     expr = re.sub(r"([A-Za-z]\w*)\^\{?([A-Za-z][A-Za-z0-9]*)\}?", r"\1_\2", expr)
     expr = re.sub(r"\^\{([^{}]*)\}", r"**(\1)", expr).replace("^", "**")
     expr = ascii_symbol(expr)
@@ -375,7 +429,6 @@ def to_sympy(text: str, code: bool = False) -> tuple[str | None, str]:
         return None, "could not tokenise the expression"
     out: list[str] = []
     prev, prev_end = "", -1
-    juxtaposed: list[str] = []  # names multiplied by juxtaposition, in a row: "s B R A"
     for m in matches:
         tok = m.group(0)
         operand_start = tok == "(" or re.match(r"[\w.]", tok)
@@ -385,21 +438,16 @@ def to_sympy(text: str, code: bool = False) -> tuple[str | None, str]:
             # sigma(x), g_theta(x, t): a name written right against "(" is applied; "s (x - y)" multiplies
             is_call = tok == "(" and re.match(r"[A-Za-z_]", prev or "") and (prev_end == m.start() or prev.lower() in _KNOWN_FUNCS)
             if not is_call:
-                out.append("*")
+                out.append(_JUXTAPOSED)
                 implicit = True
-        if implicit and re.match(r"[A-Z]", prev) and prev.lower() not in _KNOWN_FUNCS and re.match(r"[A-Za-z_(]", tok):
-            # "W h", "U (x + b)": a matrix applied to what follows
-            return None, "a matrix product written by juxtaposition (the formula check compares elementwise)"
-        if re.match(r"[A-Za-z_]", tok):
-            if not implicit:
-                juxtaposed = []
-            juxtaposed.append(tok)
-            if sum(1 for name in juxtaposed if name[0].isupper()) >= 2:
-                return None, "a matrix product written by juxtaposition (the formula check compares elementwise)"
-        elif tok != "(" or not implicit:
-            juxtaposed = []
         out.append(tok)
         prev, prev_end = tok, m.end()
+    tokens, found = out, set()
+    out, reason = _juxtapositions(tokens, frozenset(), found)
+    if found:  # a matrix of one product (`B A x`) is one in the others too (`W_0 x`)
+        out, reason = _juxtapositions(tokens, frozenset(found), set())
+    if reason:
+        return None, reason
     bare = [t for i, t in enumerate(out) if t in _NEEDS_ARGUMENT and (i + 1 >= len(out) or out[i + 1] != "(")]
     if bare:
         return None, f"a function name without its argument in brackets ({bare[0]})"
@@ -424,6 +472,138 @@ def to_sympy(text: str, code: bool = False) -> tuple[str | None, str]:
     if not re.search(r"[-+*/]|\w\(", result):
         return None, "a bare symbol, not an expression"
     return result, ""
+
+
+_JUXTAPOSED = "\x00"  # implicit multiplication, until _juxtapositions decides scalar or matrix product
+
+
+def _operand_end(tokens: list[str], i: int) -> int:
+    """Past the operand starting at ``i``: a name (applied to a group), a number or a group, and its powers."""
+    def atom_end(j: int) -> int:
+        if j < len(tokens) and tokens[j] == "(":
+            depth = 0
+            for k in range(j, len(tokens)):
+                depth += {"(": 1, ")": -1}.get(tokens[k], 0)
+                if depth == 0:
+                    return k + 1
+            return len(tokens)
+        if j + 1 < len(tokens) and re.match(r"[A-Za-z_]", tokens[j]) and tokens[j + 1] == "(":
+            return atom_end(j + 1)
+        return j + 1
+
+    end = atom_end(i)
+    while end + 1 < len(tokens) and tokens[end] == "**":
+        end = atom_end(end + 1 if tokens[end + 1] != "-" else end + 2)
+    return end
+
+
+def _rewrite_groups(tokens: list[str], start: int, end: int, known: frozenset, found: set) -> tuple[list[str], str]:
+    """The operand ``tokens[start:end]`` with the juxtapositions inside its brackets resolved."""
+    out: list[str] = []
+    i = start
+    while i < end:
+        if tokens[i] == "(":
+            depth, j = 0, i
+            for j in range(i, end):
+                depth += {"(": 1, ")": -1}.get(tokens[j], 0)
+                if depth == 0:
+                    break
+            inner, reason = _juxtapositions(tokens[i + 1 : j], known, found)
+            if reason:
+                return [], reason
+            out += ["(", *inner, ")"]
+            i = j + 1
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out, ""
+
+
+def _capital(name: str) -> bool:
+    return bool(re.match(r"[A-Z]", name)) and name.lower() not in _KNOWN_FUNCS and name.split("_")[0] not in GREEK_NAMES
+
+
+def _known_matrix(operand: list[str], known: frozenset) -> bool:
+    """Transposed or multiplied as a matrix (here or elsewhere in the formula)."""
+    return any(t in ("transpose", "matmul") or t in known for t in operand)
+
+
+def _matrix_like(operand: list[str], known: frozenset) -> bool:
+    """``B``, ``W_q``, ``transpose(K)``, ``(W_0 + B A)``, ``softmax(Q K^T)``: capitals are matrices."""
+    if _known_matrix(operand, known):
+        return True
+    head = operand[0]
+    if _capital(head):
+        return len(operand) == 1 or operand[1] == "**"
+    if head == "(":
+        return any(_capital(t) for t in operand[1:-1])
+    return False
+
+
+def _juxtapositions(tokens: list[str], known: frozenset, found: set) -> tuple[list[str], str]:
+    """Operands written side by side: a matrix product ``matmul(B, A)`` when two of them are matrices or one
+    is transposed (``s B A`` -> ``s*matmul(B, A)``, ``W^T x``): leading numbers, Greek and lower-case names
+    are scalar coefficients, a lower-case name after a matrix is the vector it acts on. A single capital
+    applied to a vector (``W h``) has no sign that it is a matrix: refused rather than read elementwise."""
+    items: list[tuple[str, list[str]]] = []  # ("operand", tokens) | ("op", [tok])
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok in ("+", "-", "*", "/", ",", _JUXTAPOSED):
+            items.append(("op", [tok]))
+            i += 1
+            continue
+        end = _operand_end(tokens, i)
+        operand, reason = _rewrite_groups(tokens, i, end, known, found)
+        if reason:
+            return [], reason
+        items.append(("operand", operand))
+        i = end
+    out: list[str] = []
+    refused = ""
+    k = 0
+    while k < len(items):
+        kind, toks = items[k]
+        if kind == "op":
+            out += ["*"] if toks == [_JUXTAPOSED] else toks
+            k += 1
+            continue
+        chain = [toks]
+        while k + 2 < len(items) and items[k + 1] == ("op", [_JUXTAPOSED]) and items[k + 2][0] == "operand":
+            chain.append(items[k + 2][1])
+            k += 2
+        k += 1
+        made = _chain(chain, known, found) if len(chain) > 1 else toks
+        if made and made[0] == "\x01":
+            refused = refused or made[1]  # read on: a matrix found later decides a second reading
+            made = ["x"]
+        out += made
+    return (out, "") if not refused else ([], refused)
+
+
+def _chain(chain: list[list[str]], known: frozenset, found: set) -> list[str]:
+    matrices = [n for n, operand in enumerate(chain) if _matrix_like(operand, known)]
+    evident = len(matrices) >= 2 or any(_known_matrix(chain[n], known) for n in matrices)
+    if not matrices or (not evident and matrices[-1] == len(chain) - 1):
+        return [t for n, operand in enumerate(chain) for t in (["*"] if n else []) + operand]  # "2 x", "λ L"
+    if not evident:  # "W h", "U (x + b)": a matrix applied to what follows, or a scalar?
+        return ["\x01", "a product of one capital symbol and what follows it, with no sign it is a matrix"]
+    first = matrices[0]
+    if first == len(chain) - 1:
+        # "x W^T": a lone matrix last; a leading Latin name is the row vector it multiplies, not a scalar
+        while first > 0 and re.fullmatch(r"[A-Za-z]\w*", chain[first - 1][0]) and len(chain[first - 1]) == 1 and (
+            chain[first - 1][0].split("_")[0].rstrip("0123456789").lower() not in _GREEK_HEADS
+        ):
+            first -= 1
+    for operand in chain[first:]:
+        if len(operand) == 1 and re.match(r"[A-Za-z_]", operand[0]):
+            found.add(operand[0])
+    coefficient = [t for n, operand in enumerate(chain[:first]) for t in (["*"] if n else []) + operand]
+    product = ["matmul", "("]
+    for n, operand in enumerate(chain[first:]):
+        product += ([","] if n else []) + operand
+    product.append(")")
+    return coefficient + (["*"] if coefficient else []) + product
 
 
 def latex_of(text: str) -> str:

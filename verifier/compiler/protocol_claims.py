@@ -55,7 +55,7 @@ _GENERIC = frozenset(
 )
 
 
-_METHOD_APIS = frozenset({"architecture", "peft", "diffusion", "operators"})  # rules/claim_apis.yaml categories
+_METHOD_APIS = frozenset({"architecture", "peft", "diffusion", "operators", "layers"})  # rules/claim_apis.yaml categories
 
 
 @dataclass(frozen=True)

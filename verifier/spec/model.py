@@ -127,6 +127,11 @@ class FormulaCheck(_CheckBase):
     latex: str | None = Field(default=None, description="The formula as the paper writes it in LaTeX.")
     symbols: dict[str, str] = Field(default_factory=dict)
     functions: list[str] = Field(default_factory=list)
+    matrices: list[str] = Field(
+        default_factory=list,
+        description="Paper symbols that are matrices, e.g. [B, R, A]: products of them are ordered matrix products "
+        "(by default capitals written side by side and transposed symbols are).",
+    )
     assume: dict[str, str] = Field(default_factory=dict)
     pin: dict[str, Any] = Field(default_factory=dict)
     sign: Literal["exact", "either"] = "exact"

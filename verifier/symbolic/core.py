@@ -22,6 +22,34 @@ RVAR1 = sp.Function("rvar1")  # unbiased (Bessel-corrected) variance
 PICK = sp.Function("pick")
 REDUCTIONS = {"rmean": RMEAN, "rsum": RSUM, "rmax": RMAX, "rmin": RMIN, "rvar1": RVAR1}
 
+# Matrix algebra: `*` stays the elementwise (Hadamard, commutative) product of tensors, so the matrix
+# product is its own ordered operator and the transpose its own function; equivalence.py evaluates them on
+# random matrices and normalises them (transposes pushed to the leaves, products distributed) for proofs.
+MATMUL = sp.Function("matmul")
+TRANSPOSE = sp.Function("transpose")
+MATRIX_OPS = {"matmul": MATMUL, "transpose": TRANSPOSE}
+
+
+def is_matrix_op(expr: Any) -> bool:
+    return isinstance(expr, sp.Basic) and getattr(expr, "func", None) in (MATMUL, TRANSPOSE)
+
+
+def matmul(*factors: sp.Expr) -> sp.Expr:
+    """The ordered product, nested products flattened (matmul is associative); one factor is itself."""
+    flat: list[sp.Expr] = []
+    for f in factors:
+        flat.extend(f.args if isinstance(f, sp.Basic) and f.func is MATMUL else (f,))
+    return flat[0] if len(flat) == 1 else MATMUL(*flat)
+
+
+def transpose(x: sp.Expr) -> sp.Expr:
+    """x^T; numbers are their own transpose and (x^T)^T is x."""
+    if isinstance(x, sp.Basic) and x.is_Number:
+        return x
+    if isinstance(x, sp.Basic) and x.func is TRANSPOSE:
+        return x.args[0]
+    return TRANSPOSE(x)
+
 
 def sym(name: str) -> sp.Symbol:
     """Every symbol is real: code and paper symbols stand for real tensors and scalars."""

@@ -25,6 +25,9 @@ from verifier.symbolic.core import (
     MAX_EXPONENT,
     MAX_POWER_BITS,
     PICK,
+    is_matrix_op,
+    matmul,
+    transpose,
     RMAX,
     RMEAN,
     RMIN,
@@ -57,6 +60,8 @@ class Formula:
     lhs: str | None  # the name on the left of `=` / `\leftarrow`, if any
     sum_bounds: frozenset = field(default_factory=frozenset)  # symbols N of \sum_{i=1}^{N} (for 1/N sum = mean)
     text: str = ""
+    # names read as matrices (None: no matrix notation; the check then treats every product operand as one)
+    matrices: frozenset | None = None
 
 
 def _sigmoid(x):
@@ -118,11 +123,13 @@ FUNCTIONS = {
     "cosh": sp.cosh,
     "floor": sp.floor,
     "ceil": sp.ceiling,
+    "matmul": matmul,
+    "transpose": transpose,
 }
 
 _UNICODE = {
     "−": "-", "–": "-", "×": "*", "·": "*", "⋅": "*", "∗": "*", "÷": "/", "√": "sqrt", "²": "**2", "³": "**3",
-    "≤": "<=", "≥": ">=", "←": "<-", "∞": "oo", "⁻¹": "**(-1)", "ᵀ": "", "‖": "|",
+    "≤": "<=", "≥": ">=", "←": "<-", "∞": "oo", "⁻¹": "**(-1)", "ᵀ": "^T", "⊤": "T", "‖": "|",
 }
 _GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon", "ζ": "zeta",
@@ -133,8 +140,13 @@ _GREEK = {
 
 
 # ================================================================================ SymPy syntax / ASCII
-def parse_sympy(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formula:
-    """SymPy-syntax or SA-Bench ASCII formula (``Pr(i > j) = 1 / (1 + exp(-(Q_i - Q_j) / s))``)."""
+def parse_sympy(
+    text: str, functions: list[str] | tuple[str, ...] = (), matrices: list[str] | tuple[str, ...] = ()
+) -> Formula:
+    """SymPy-syntax or SA-Bench ASCII formula (``Pr(i > j) = 1 / (1 + exp(-(Q_i - Q_j) / s))``).
+
+    ``A @ B`` / ``matmul(A, B)`` is the matrix product, ``K^T`` / ``Kᵀ`` / ``transpose(K)`` the transpose
+    (``gamma^T`` stays a power)."""
     if "\\" in text:
         raise FormulaSyntaxError("LaTeX command in a SymPy-syntax formula: give it as `latex:`", text.index("\\"))
     original = text
@@ -171,7 +183,7 @@ def parse_sympy(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formu
             else:
                 local[value] = sym(value)
             pieces.append((value, pos))
-        elif kind == tokenize.OP and value in (".", ";", ":", "@", "[", "]", "{", "}", "!", "="):
+        elif kind == tokenize.OP and value in (".", ";", ":", "[", "]", "{", "}", "!", "="):
             if value in ("[", "]"):
                 pieces.append(("(" if value == "[" else ")", pos))
             elif value == "=" or (value == "." and not pieces):
@@ -185,8 +197,11 @@ def parse_sympy(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formu
         i += 1
     if not pieces:
         raise FormulaSyntaxError("empty formula", offset)
-    if pieces[-1][0] in ("+", "-", "*", "/", "**", "^"):
+    if pieces[-1][0] in ("+", "-", "*", "/", "**", "^", "@"):
         raise FormulaSyntaxError(f"formula ends with `{pieces[-1][0]}`", offset + len(rhs.rstrip()))
+    pieces = _transposes(pieces)
+    if any(p[0] == "transpose" for p in pieces):
+        local["transpose"] = transpose
     local.setdefault("oo", sp.oo)
     terms = []
     for sign, term in _top_level_terms(pieces):
@@ -201,7 +216,37 @@ def parse_sympy(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formu
             raise FormulaSyntaxError(f"{what} is not a formula", term[0][1])
         terms.append(value if sign == 1 else -value)
     expr = sp.Add(*terms) if len(terms) > 1 else terms[0]
-    return _checked(expr, lhs, frozenset(), original)
+    formula = _checked(expr, lhs, frozenset(), original)
+    formula.matrices = frozenset(matrices) if matrices else None
+    return formula
+
+
+def _transposes(pieces: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """``K ^ T`` and ``(Q K) ^ T`` -> ``transpose(...)``; a Greek or numeric base keeps its power."""
+    out: list[tuple[str, int]] = []
+    i = 0
+    while i < len(pieces):
+        tok, pos = pieces[i]
+        is_t = tok in ("^", "**") and i + 1 < len(pieces) and pieces[i + 1][0] == "T"
+        if is_t and (i + 2 >= len(pieces) or pieces[i + 2][0] not in ("(", "_")) and out:
+            start = len(out) - 1
+            if out[-1][0] == ")":
+                depth = 0
+                for j in range(len(out) - 1, -1, -1):
+                    depth += {")": 1, "(": -1}.get(out[j][0], 0)
+                    if depth == 0:
+                        start = j
+                        break
+                if start > 0 and out[start - 1][0].isidentifier():
+                    start -= 1  # f(x)^T
+            group = [t for t, _ in out[start:] if t.isidentifier()]
+            if group and not all(_scalar_name(sym(t)) for t in group):
+                out = out[:start] + [("transpose", pos), ("(", pos)] + out[start:] + [(")", pos)]
+                i += 2
+                continue
+        out.append((tok, pos))
+        i += 1
+    return out
 
 
 def _top_level_terms(pieces: list[tuple[str, int]]) -> list[tuple[int, list[tuple[str, int]]]]:
@@ -325,6 +370,8 @@ class _FlattenChains(ast.NodeTransformer):
             return self._chain(node, (ast.Add, ast.Sub), "__sau_add")
         if isinstance(node.op, ast.Mult):
             return self._chain(node, (ast.Mult,), "__sau_mul")
+        if isinstance(node.op, ast.MatMult):
+            return ast.Call(ast.Name("__sau_matmul", ast.Load()), [self.visit(node.left), self.visit(node.right)], [])
         return self.generic_visit(node)
 
     def _chain(self, node: ast.BinOp, ops: tuple, func: str) -> ast.AST:
@@ -342,7 +389,8 @@ class _FlattenChains(ast.NodeTransformer):
         return ast.Call(ast.Name(func, ast.Load()), parts, [])
 
 
-_GLOBALS = {"Integer": sp.Integer, "Float": sp.Float, "Rational": sp.Rational, "__sau_add": sp.Add, "__sau_mul": sp.Mul}
+_GLOBALS = {"Integer": sp.Integer, "Float": sp.Float, "Rational": sp.Rational, "__sau_add": sp.Add, "__sau_mul": sp.Mul,
+            "__sau_matmul": matmul}
 
 
 def _parse_piece(body: str, local: dict, term: list[tuple[str, int]]) -> sp.Expr:
@@ -524,11 +572,12 @@ def _lex(text: str) -> list[_Tok]:
 
 
 class _LatexParser:
-    def __init__(self, text: str, functions: tuple[str, ...]):
+    def __init__(self, text: str, functions: tuple[str, ...], matrices: tuple[str, ...] = ()):
         self.text = text
         self.toks = _lex(text)
         self.i = 0
         self.functions = set(functions)
+        self.matrices = set(matrices)  # names known to be matrices: declared, or seen transposed
         self.bounds: set = set()
         self.open_norms = 0  # `\|` opens a norm unless one is open: "\frac{1}{2} \| x \|^2" multiplies
 
@@ -599,18 +648,62 @@ class _LatexParser:
 
     def product(self) -> sp.Expr:
         factors = [self.unary()]
+        joins = [""]  # how each factor joins the one before: "" (juxtaposed or \cdot) or "*" (\times, *)
         while True:
             tok = self.peek()
             if (tok.kind == "char" and tok.text in "*") or (tok.kind == "cmd" and tok.text in ("cdot", "times", "ast")):
                 self.next()
                 factors.append(self.unary())
+                joins.append("" if tok.text == "cdot" else "*")
             elif tok.kind == "char" and tok.text == "/":
                 self.next()
-                factors = [sp.Mul(*factors) / self.unary()]
+                factors = [self._juxtaposed(factors, joins) / self.unary()]
+                joins = [""]
             elif self._starts_atom(tok):
                 factors.append(self.unary())
+                joins.append("")
             else:
-                return sp.Mul(*factors)
+                return self._juxtaposed(factors, joins)
+
+    def _is_matrix(self, e: sp.Expr) -> bool:
+        if isinstance(e, sp.Symbol):
+            return e.name in self.matrices or (e.name[:1].isascii() and e.name[:1].isupper())
+        if is_matrix_op(e):
+            return True
+        if isinstance(e, sp.Add):
+            return any(self._is_matrix(t) for t in e.args)
+        return any(is_matrix_op(n) for n in sp.preorder_traversal(e))
+
+    def _known_matrix(self, e: sp.Expr) -> bool:
+        return (isinstance(e, sp.Symbol) and e.name in self.matrices) or any(
+            is_matrix_op(n) for n in sp.preorder_traversal(e)
+        )
+
+    def _juxtaposed(self, factors: list[sp.Expr], joins: list[str]) -> sp.Expr:
+        r"""Factors written side by side (or with ``\cdot``) form a matrix product when two of them are
+        matrices (``B A``, ``Q K^\top``) or one is known to be (``W^\top x``, a declared ``W``): leading
+        numbers, Greek and lower-case letters are scalar coefficients (``s B A``); a lower-case symbol after
+        a matrix is the vector it acts on (``W x``). Otherwise the product is elementwise, as before."""
+        matrices = [i for i, f in enumerate(factors) if self._is_matrix(f)]
+        if not matrices or (len(matrices) < 2 and not any(self._known_matrix(factors[i]) for i in matrices)):
+            return sp.Mul(*factors)
+        first = matrices[0]
+        if any(j == "*" for j in joins[first + 1 :]):
+            return sp.Mul(*factors)  # `A \times B`: not read as a matrix product
+        if first == len(factors) - 1:
+            # `x W`: a lone matrix last; a leading Latin letter is the row vector it multiplies, not a scalar
+            while first > 0 and isinstance(factors[first - 1], sp.Symbol) and not _scalar_name(factors[first - 1]):
+                first -= 1
+        coefficient = sp.Mul(*factors[:first])
+        operands = []
+        for f in factors[first:]:
+            if f.is_Number:
+                coefficient *= f
+            else:
+                operands.append(f)
+                if isinstance(f, sp.Symbol):
+                    self.matrices.add(f.name)
+        return coefficient * matmul(*operands)
 
     def unary(self) -> sp.Expr:
         if self.at("-"):
@@ -636,7 +729,13 @@ class _LatexParser:
             tok = self.peek()
             if tok.kind == "char" and tok.text == "^":
                 self.next()
-                if self._transpose_sup():
+                sup = self._transpose_sup()
+                if sup == "T" and not _scalar_name(base):
+                    if isinstance(base, sp.Symbol):
+                        self.matrices.add(base.name)
+                    base = transpose(base)
+                    continue
+                if sup:
                     continue
                 base = _bounded_power(base, self.group_or_single(), tok.pos)
             elif tok.kind == "char" and tok.text == "'":
@@ -647,18 +746,22 @@ class _LatexParser:
             else:
                 return base
 
-    def _transpose_sup(self) -> bool:
+    def _transpose_sup(self) -> str:
+        r""""T" for a transpose (``^\top``, ``^T``, ``^{T}``), "mark" for ``^\prime``/``^*`` (ignored), else ""."""
         tok = self.peek()
         if tok.kind == "cmd" and tok.text in ("top", "intercal", "prime", "ast", "star"):
             self.next()
-            return True
+            return "T" if tok.text in ("top", "intercal") else "mark"
         if tok.kind == "letter" and tok.text == "T":
             self.next()
-            return True
-        if tok.kind == "char" and tok.text == "{" and self.peek(1).kind == "cmd" and self.peek(1).text in ("top", "intercal", "prime") and self.peek(2).text == "}":
+            return "T"
+        inner = self.peek(1)
+        if tok.kind == "char" and tok.text == "{" and self.peek(2).text == "}" and (
+            (inner.kind == "cmd" and inner.text in ("top", "intercal", "prime")) or (inner.kind == "letter" and inner.text == "T")
+        ):
             self.next(), self.next(), self.next()
-            return True
-        return False
+            return "mark" if inner.text == "prime" else "T"
+        return ""
 
     def group_or_single(self) -> sp.Expr:
         tok = self.peek()
@@ -952,6 +1055,20 @@ class _LatexParser:
         return tok.text
 
 
+_GREEK_WORDS = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda",
+                "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega", "ell"}
+
+
+def _scalar_name(e: sp.Expr) -> bool:
+    r"""A number or a lower-case Greek name (``\gamma^T`` is a power or a mark, never a transpose)."""
+    if e.is_Number:
+        return True
+    if isinstance(e, sp.Symbol):
+        head = re.sub(r"\d+$", "", e.name.split("_")[0])
+        return head in _GREEK_WORDS
+    return not e.free_symbols
+
+
 def _name_text(latex: str) -> str:
     text = re.sub(r"\\(mathrm|text|mathbf|boldsymbol|operatorname|mathit)\s*", "", latex)
     text = text.replace("\\mid", "|").replace("\\theta", "theta").replace("\\", "")
@@ -977,8 +1094,13 @@ def _number(tok: _Tok) -> sp.Expr:
         raise FormulaSyntaxError(f"bad number `{tok.text}`", tok.pos) from None
 
 
-def parse_latex(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formula:
-    """A formula as papers write it in LaTeX. Natural log, `\\sigma(\\cdot)` = sigmoid, `\\mathbb{E}` = mean."""
+def parse_latex(
+    text: str, functions: list[str] | tuple[str, ...] = (), matrices: list[str] | tuple[str, ...] = ()
+) -> Formula:
+    """A formula as papers write it in LaTeX. Natural log, `\\sigma(\\cdot)` = sigmoid, `\\mathbb{E}` = mean.
+
+    ``matrices`` names matrix symbols; a matrix found in one product (``B A x``) counts in the others
+    (``W_0 x``), so the formula is read twice when it has any."""
     original = text
     text = text.strip().strip("$").strip()
     text = re.sub(r"\\(begin|end)\{(equation|align|aligned)\*?\}", " ", text)
@@ -986,17 +1108,22 @@ def parse_latex(text: str, functions: list[str] | tuple[str, ...] = ()) -> Formu
     text = re.sub(r"[,.;]\s*$", "", text)
     lhs, rhs, offset = _split_latex(text)
     shift = max(original.find(text), 0)
-    parser = _LatexParser(rhs, tuple(functions))
+    parser = _LatexParser(rhs, tuple(functions), tuple(matrices))
     try:
         _bound_size(len(parser.toks) - 1, sum(1 for t in parser.toks if t.kind == "char" and t.text in "+-"), 0)
         expr = parser.parse()
+        if parser.matrices - set(matrices):
+            parser = _LatexParser(rhs, tuple(functions), tuple(sorted(parser.matrices)))
+            expr = parser.parse()
     except FormulaSyntaxError as exc:
         raise type(exc)(exc.reason, exc.position + offset + shift) from None
     except RecursionError:
         raise FormulaSyntaxError("formula nested too deeply", offset + shift) from None
     except (TypeError, ValueError) as exc:
         raise FormulaSyntaxError(f"does not parse: {str(exc)[:80]}", offset + shift) from None
-    return _checked(expr, lhs, frozenset(parser.bounds), original)
+    formula = _checked(expr, lhs, frozenset(parser.bounds), original)
+    formula.matrices = frozenset(parser.matrices) if parser.matrices else None
+    return formula
 
 
 def _split_latex(text: str) -> tuple[str | None, str, int]:
@@ -1026,10 +1153,13 @@ def _split_latex(text: str) -> tuple[str | None, str, int]:
     return lhs, text[cut + cut_len :], cut + cut_len
 
 
-def parse_formula(expect: str | None, latex: str | None, functions: list[str] | tuple[str, ...] = ()) -> Formula:
+def parse_formula(
+    expect: str | None, latex: str | None, functions: list[str] | tuple[str, ...] = (),
+    matrices: list[str] | tuple[str, ...] = (),
+) -> Formula:
     """The check's formula: `expect` (SymPy syntax / ASCII) wins over `latex` when both are given."""
     if expect:
-        return parse_sympy(expect, functions)
+        return parse_sympy(expect, functions, matrices)
     if latex:
-        return parse_latex(latex, functions)
+        return parse_latex(latex, functions, matrices)
     raise FormulaSyntaxError("no formula given", 0)

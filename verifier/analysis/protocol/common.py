@@ -461,3 +461,110 @@ def own_statements(body: list[ast.stmt]):
             continue
         for name in ("body", "orelse", "finalbody", "handlers"):
             stack.extend(reversed(getattr(stmt, name, []) or []))
+
+
+# ----- dataset and metric names as code writes them -----------------------------------------------------------
+def acronym(name: str) -> str | None:
+    """"Navier-Stokes 2D" -> ``ns2d``, "Shallow Water Equations" -> ``swe``: the initials of a multi-word name
+    (all-capital words and words with digits kept whole), when it takes 2+ initials and is 3+ characters long, so
+    it stays specific ("Darcy Flow" has none: ``df`` would match anything). Hub ids (``org/name``) have none."""
+    words = [w for w in re.split(r"[\s_\-]+", name.strip()) if w]
+    if len(words) < 2 or not all(w.isalnum() for w in words):
+        return None
+    out, initials = "", 0
+    for word in words:
+        if word.isupper() or any(c.isdigit() for c in word):
+            out += word.lower()
+        else:
+            out, initials = out + word[0].lower(), initials + 1
+    return out if initials >= 2 and len(out) >= 3 else None
+
+
+def spans_of(pieces: list[str], spellings: frozenset[str] | set[str], longest: int) -> list[tuple[int, int]]:
+    """Spans of consecutive word pieces whose concatenation is a spelling: pieces of ``era5.nc`` hold ``era5``,
+    pieces of ``competition_math`` hold ``math``; ``mathematics`` and ``slice`` hold neither ``math`` nor ``sl``."""
+    out = []
+    for i in range(len(pieces)):
+        text = ""
+        for j in range(i, len(pieces)):
+            text += pieces[j]
+            if len(text) > longest:
+                break
+            if text in spellings:
+                out.append((i, j + 1))
+    return out
+
+
+def name_spans(text: str, spellings: frozenset[str] | set[str]) -> list[tuple[int, int]]:
+    """Where a name (one of its normalised spellings) sits in a string or identifier, on word-piece boundaries
+    (separators, camelCase, letter/digit changes; digits are kept, so ``cifar100`` is not ``cifar10``)."""
+    if not spellings:
+        return []
+    return spans_of(tokens(text), spellings, max(map(len, spellings)))
+
+
+@dataclass(frozen=True)
+class SpellingPattern:
+    """A cheap prefilter over lower-cased file text: each name's word pieces with optional separators between
+    them (``aesthetic_quality``, ``aestheticQuality`` and ``aesthetic-quality`` for "aesthetic quality"). The
+    longest piece of each name is looked for first with ``in`` (C speed), the regex only where one is present."""
+
+    regex: re.Pattern
+    needles: tuple[str, ...]
+
+    def search(self, text: str) -> bool:
+        return any(n in text for n in self.needles) and self.regex.search(text) is not None
+
+
+# Word pieces too common in code to be a good first look (the rarest piece of a name is looked for first).
+_COMMON_PIECES = frozenset("calculate compute get load make build metric metrics score distance given paths path "
+                           "error mean rate time data loss test train value total model image images per".split())
+
+
+def spelling_pattern(names: Iterable[str]) -> SpellingPattern | None:
+    pieces = {tuple(tokens(n)) for n in names if tokens(n)}
+    if not pieces:
+        return None
+    alternatives = sorted(r"[^a-z0-9]{0,2}".join(re.escape(p) for p in ps) for ps in pieces)
+    longest = {max(ps, key=lambda p: (p not in _COMMON_PIECES, len(p))) for ps in pieces}
+    needles = tuple(sorted(n for n in longest if not any(o != n and o in n for o in longest)))
+    return SpellingPattern(re.compile("|".join(alternatives)), needles)
+
+
+_QUOTED = re.compile(r"([\"'])(.*?)\1")
+
+
+def name_mentions(ctx, names: Iterable[str], limit: int = 3, accept=None) -> list[Evidence]:
+    """Lines of any indexed file (code, comments, docs, configs) that name one of ``names`` on word-piece
+    boundaries: the evidence of a mention that nothing implements. A short name with capitals counts only where it
+    is written as such or inside a string (``import math`` does not name MATH, ``map_labels`` does not name mAP,
+    ``"data/math/train.jsonl"`` names MATH); ``accept(line)`` can veto a line."""
+    forms = [(n, frozenset({norm(n)}), n != n.lower() and sum(c.isalpha() for c in n) <= 5)
+             for n in dict.fromkeys(names) if norm(n)]
+    pattern = spelling_pattern(n for n, _, _ in forms)
+    out: list[Evidence] = []
+    if pattern is None:
+        return out
+    for path in sorted(ctx.index.files):
+        try:
+            low = lower_text(ctx, path)
+            if not pattern.search(low):
+                continue
+            lines = ctx.index.source(path).splitlines()
+        except (OSError, ValueError):
+            continue
+        numbers = sorted({low.count("\n", 0, m.start()) + 1 for m in pattern.regex.finditer(low)})
+        for i in numbers:
+            line = lines[i - 1] if i <= len(lines) else ""
+            quoted = " ".join(m.group(2) for m in _QUOTED.finditer(line))
+            if not any(name_spans(line, spellings) and (not caps or n in line or name_spans(quoted, spellings))
+                       for n, spellings, caps in forms):
+                continue
+            if accept is not None and not accept(line):
+                continue
+            text = line.strip()
+            out.append(Evidence(path, i, i, text if len(text) <= SNIPPET_WIDTH else text[: SNIPPET_WIDTH - 3] + "...",
+                                "mention", "the name appears; no logic implements it"))
+            if len(out) >= limit:
+                return out
+    return out

@@ -1,4 +1,11 @@
-"""Rule ``metric``: the named metric is computed, by a library API or a local implementation that is real."""
+"""Rule ``metric``: the named metric is computed, by a library API or a local implementation that is real.
+
+A metric is found where it is computed or logged, never where it is only named: a library call, a function or
+an assignment named after it (``aesthetic_quality = scores.mean()``), a logged key (``wandb.log({"fid": fid})``),
+a timer difference for wall-clock time. Names are matched on word pieces (``peak_memory``, ``peakMemory``), so a
+name outside the lexicon ("motion smoothness") still finds ``motion_smoothness``; words that are also common
+identifier pieces (``is``, ``map``) identify a metric only through its APIs and longer aliases.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +16,19 @@ from verifier.analysis.protocol.common import (
     const_str,
     dotted,
     evidence,
+    file_view,
+    lower_text,
+    name_mentions,
+    name_spans,
     norm,
+    python_paths,
     scope_admits,
     sorted_evidence,
+    spelling_pattern,
     target_names,
-    tokens,
-    views_mentioning,
 )
-from verifier.analysis.taxonomy import classify_node, mentions
+from verifier.analysis.taxonomy import classify_node
+from verifier.index.names import qualify
 from verifier.results import CheckResult, Status
 
 KIND = "protocol"
@@ -30,14 +42,16 @@ def metric_entry(rule: dict, name: str) -> dict:
     return {"name": name, "aliases": [name], "apis": [], "strings": [name]}
 
 
+def identifier_aliases(entry: dict, rule: dict) -> set[str]:
+    """Normalised names an identifier may carry for this metric, without words that are also everyday
+    identifier pieces (``is_valid`` is not the Inception Score, ``map_labels`` not mAP)."""
+    ambiguous = {norm(w) for w in rule.get("lexicon", {}).get("ambiguous", [])}
+    return {n for a in [entry["name"]] + list(entry.get("aliases", [])) if (n := norm(a)) and n not in ambiguous}
+
+
 def name_matches(name: str, alias_norms: set[str]) -> bool:
     """``compute_fid`` matches alias "fid"; ``frechet_inception_distance`` matches "frechetinceptiondistance"."""
-    toks = tokens(name)
-    for i in range(len(toks)):
-        for j in range(i + 1, min(len(toks), i + 4) + 1):
-            if "".join(toks[i:j]) in alias_norms:
-                return True
-    return False
+    return bool(alias_norms) and bool(name_spans(name, alias_norms))
 
 
 @dataclass(frozen=True)
@@ -53,26 +67,46 @@ class Found:
     extra: tuple = ()
 
 
+def _views(ctx, scope, entry: dict, aliases: set[str], lex: dict) -> list:
+    """Files whose lower-cased text spells the metric, one of its APIs or a timer of its entry."""
+    names = [a for a in [entry["name"]] + list(entry.get("aliases", [])) if norm(a) in aliases]
+    names += [a.rsplit(".", 1)[-1] for a in entry.get("apis", [])] + list(entry.get("strings", []))
+    names += [t.rsplit(".", 1)[-1] for t in entry.get("timers", [])] + list(entry.get("attributes", []))
+    pattern = spelling_pattern(n for n in names if len(norm(n)) >= 2)
+    if pattern is None:
+        return []
+    return [v for p in python_paths(ctx, scope) if pattern.search(lower_text(ctx, p)) and (v := file_view(ctx, p))]
+
+
+def _api_matches(call, api: str) -> bool:
+    return call.qual == api or call.qual.endswith("." + api) or call.name.endswith(api)
+
+
 def find(ctx, scope: str | None, rule: dict, expect: str) -> list[Found]:
+    lex = rule.get("lexicon", {})
     entry = metric_entry(rule, expect)
-    aliases = {norm(a) for a in [entry["name"]] + list(entry.get("aliases", [])) if norm(a)}
-    apis = [a for a in entry.get("apis", [])]
+    aliases = identifier_aliases(entry, rule)
+    apis = list(entry.get("apis", []))
     strings = {norm(s) for s in entry.get("strings", [])} | aliases
-    loaders = set(rule.get("lexicon", {}).get("string_loaders", ["load", "load_metric"]))
-    words = {entry["name"]} | set(entry.get("aliases", [])) | {a.rsplit(".", 1)[-1] for a in apis}
-    words = {w for w in words if len(w) >= 2}
+    loaders = set(lex.get("string_loaders", ["load", "load_metric"]))
+    log_calls = set(lex.get("log_calls", []))
     out: list[Found] = []
-    for view in views_mentioning(ctx, sorted(words | {w.lower() for w in words}), scope):
+    for view in _views(ctx, scope, entry, aliases, lex):
         for call in view.calls:
             if not scope_admits(scope, call.scope):
                 continue
-            if any(call.qual == a or call.qual.endswith("." + a) or call.name.endswith(a) for a in apis):
+            if any(_api_matches(call, a) for a in apis):
                 out.append(Found(0, "pass", 1.0, f"{entry['name']} computed by `{call.name}`", view.path, call.line, call.end_line))
             elif call.leaf in loaders:
                 arg = const_str(call.node.args[0]) if call.node.args else None
                 if arg and norm(arg.rsplit("/", 1)[-1]) in strings:
                     out.append(Found(0, "pass", 1.0, f"{entry['name']} loaded by `{call.name}({arg!r})`", view.path,
                                      call.line, call.end_line))
+            elif call.leaf in log_calls:
+                out.extend(_logged(view, call, strings, entry["name"]))
+            elif _selects(call, view, entry, lex):
+                out.append(Found(0, "pass", 1.0, f"{entry['name']} computed by `{call.name}` (selected by name)",
+                                 view.path, call.line, call.end_line))
         for qual, fn in sorted(view.functions.items()):
             if not name_matches(fn.name, aliases) or not scope_admits(scope, qual):
                 continue
@@ -86,48 +120,164 @@ def find(ctx, scope: str | None, rule: dict, expect: str) -> list[Found]:
             else:
                 out.append(Found(3, "partial", tax.cap, f"`{qual}` computes {entry['name']} but {tax.reason}",
                                  view.path, line, end, "definition", tax.evidence))
-        out.extend(_assignments(view, aliases, entry["name"], scope))
-    return sorted(out, key=lambda f: (f.rank, f.file, f.line))
+        out.extend(_assignments(view, aliases | strings, entry["name"], scope))
+        if entry.get("timers"):
+            out.extend(_timer_differences(view, entry, scope))
+        for attr in entry.get("attributes", []):
+            for node in ast.walk(view.tree):
+                if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load):
+                    out.append(Found(0, "pass", 1.0, f"{entry['name']} read from `.{attr}`", view.path, node.lineno,
+                                     node.end_lineno or node.lineno))
+    return sorted(set(out), key=lambda f: (f.rank, f.file, f.line, f.message))
+
+
+def _selects(call, view, entry: dict, lex: dict) -> bool:
+    """A metric suite run with the metric named in its selection list (``VBench(...).evaluate(
+    dimension_list=["motion_smoothness"])``)."""
+    for selector in lex.get("selectors", []):
+        if call.leaf != selector["call"] or not any(q.split(".")[0] == selector["module"] for q in view.imports.values()):
+            continue
+        arg = call.kwarg(selector["keyword"])
+        if arg is None:
+            continue
+        wanted = {norm(a) for a in [entry["name"]] + list(entry.get("aliases", [])) + list(entry.get("strings", []))}
+        if any(norm(t) in wanted for t in (n.value for n in ast.walk(arg) if isinstance(n, ast.Constant)) if isinstance(t, str)):
+            return True
+    return False
+
+
+def _logged(view, call, strings: set[str], metric: str) -> list[Found]:
+    """``self.log("val/psnr", psnr)``, ``writer.add_scalar("FID", fid, step)``, ``wandb.log({"fid": fid})``:
+    a value logged under the metric's name (a literal value is a stub)."""
+    pairs: list[tuple[str, ast.expr]] = []
+    args = call.node.args
+    if len(args) >= 2 and const_str(args[0]):
+        pairs.append((const_str(args[0]), args[1]))
+    for arg in list(args) + [kw.value for kw in call.node.keywords]:
+        if isinstance(arg, ast.Dict):
+            pairs += [(const_str(k), v) for k, v in zip(arg.keys, arg.values) if const_str(k)]
+    out = []
+    for key, value in pairs:
+        if not name_matches(key, strings):
+            continue
+        if isinstance(value, ast.Constant):
+            out.append(Found(5, "stub", 0.0, f"`{call.name}` logs {key!r} as the literal {value.value!r}", view.path,
+                             call.line, call.end_line, "stub"))
+        else:
+            out.append(Found(3, "pass", 1.0, f"{metric} logged as {key!r} by `{call.name}`", view.path, call.line,
+                             call.end_line))
+    return out
 
 
 def _assignments(view, aliases: set[str], metric: str, scope) -> list[Found]:
-    """``ppl = math.exp(loss)`` / ``acc = correct / total``: a metric computed inline (a literal is a stub)."""
-    values: dict[str, list[ast.AST]] = {}
+    """``ppl = math.exp(loss)`` / ``acc = correct / total`` / ``results["psnr"] = ...`` / ``return {"psnr": ...}``:
+    a metric computed inline (a literal is a stub)."""
+    values: dict[str, list[tuple[ast.AST, ast.expr, bool]]] = {}  # name -> (where, value, augmented)
     for node in ast.walk(view.tree):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for name in (n for t in targets for n in target_names(t)):
-                leafname = name.rsplit(".", 1)[-1]
-                if name_matches(leafname, aliases):
-                    values.setdefault(leafname, []).append(node)
+            names = [n.rsplit(".", 1)[-1] for t in targets if not isinstance(t, ast.Subscript) for n in target_names(t)]
+            names += [key for t in targets if isinstance(t, ast.Subscript) and (key := const_str(t.slice))]
+            for name in names:
+                if name_matches(name, aliases):
+                    values.setdefault(name, []).append((node, node.value, isinstance(node, ast.AugAssign)))
+        elif isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values):
+                name = const_str(key)
+                if name and name_matches(name, aliases) and not isinstance(value, ast.Constant):
+                    values.setdefault(name, []).append((value, value, False))
     out = []
-    for name, nodes in sorted(values.items()):
-        computed = [n for n in nodes if isinstance(n, ast.AugAssign) or _computes(n.value, aliases, view.imports)]
+    for name, items in sorted(values.items()):
+        computed = [where for where, value, aug in items if aug or _computes(value, aliases, view.imports)]
         if computed:
             n = computed[-1]
             out.append(Found(2, "pass", 1.0, f"{metric} computed inline as `{name}`", view.path, n.lineno,
                              n.end_lineno or n.lineno))
-        elif all(isinstance(n.value, ast.Constant) for n in nodes):
-            n = nodes[0]
+        elif all(isinstance(value, ast.Constant) for _, value, _ in items):
+            n = items[0][0]
             out.append(Found(5, "stub", 0.0, f"`{name}` is set to a literal and never computed", view.path, n.lineno,
                              n.lineno, "stub"))
     return out
 
 
+_NUMERIC_LIBRARIES = frozenset("torch numpy scipy sklearn jax tensorflow torchmetrics skimage".split())
+
+
 def _computes(value: ast.AST, aliases: set[str], imports: dict[str, str]) -> bool:
-    """Arithmetic or a library math call on names; a bare call of some other function only delegates."""
+    """Arithmetic or a library math call on names; a bare call of some other function only delegates (a numeric
+    library's function named after the metric, ``F.mse_loss``, computes it)."""
     local = False
     for n in ast.walk(value):
         if isinstance(n, ast.Call):
             callee = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
-            if callee and name_matches(callee, aliases):
-                return False  # delegates to a metric function: that definition decides
             root = (dotted(n.func) or "").split(".")[0]
+            if callee and name_matches(callee, aliases):
+                if qualify(dotted(n.func) or "", imports).split(".")[0] in _NUMERIC_LIBRARIES:
+                    local = True
+                    continue
+                return False  # delegates to a metric function: that definition decides
             if root in imports:
                 local = True
         elif isinstance(n, (ast.BinOp, ast.Compare, ast.UnaryOp)):
             local = True
     return local and any(isinstance(n, ast.Name) for n in ast.walk(value))
+
+
+def _timer_differences(view, entry: dict, scope) -> list[Found]:
+    """``time.perf_counter() - t0`` / ``end - start`` between two clock readings, or a CUDA event's
+    ``start.elapsed_time(end)``: a measured duration. A difference only compared (a timeout) measures nothing."""
+    timers = set(entry.get("timers", []))
+    events = set(entry.get("events", []))
+
+    def qual_of(call: ast.Call) -> str:
+        return qualify(dotted(call.func) or "", view.imports)
+
+    readings: set[str] = set()  # names (``t0``, ``self.start``) assigned a clock reading
+    event_names: set[str] = set()
+    for node in ast.walk(view.tree):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+            continue
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            pairs = [(target, node.value)]
+            if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                pairs = list(zip(target.elts, node.value.elts))  # start, end = Event(...), Event(...)
+            for t, value in pairs:
+                if isinstance(value, ast.Call) and qual_of(value) in timers:
+                    readings.update(target_names(t))
+                elif isinstance(value, ast.Call) and qual_of(value) in events:
+                    event_names.update(target_names(t))
+
+    def is_reading(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Call) and qual_of(node) in timers) or (dotted(node) or "") in readings
+
+    compared = {id(n) for c in ast.walk(view.tree) if isinstance(c, ast.Compare) for n in ast.walk(c)}
+    out = []
+    for qual, nodes in _scoped_nodes(view):
+        if not scope_admits(scope, qual):
+            continue
+        for node in nodes:
+            if id(node) in compared:
+                continue
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and is_reading(node.left) and is_reading(node.right):
+                out.append(Found(1, "pass", 1.0, f"{entry['name']} measured as `{ast.unparse(node)}`", view.path,
+                                 node.lineno, node.end_lineno or node.lineno))
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "elapsed_time"
+                  and (dotted(node.func.value) or "") in event_names):
+                out.append(Found(1, "pass", 1.0, f"{entry['name']} measured by CUDA events (`{ast.unparse(node)}`)",
+                                 view.path, node.lineno, node.end_lineno or node.lineno))
+    return out
+
+
+def _scoped_nodes(view):
+    """(enclosing function qualname, its own expression nodes) for each function and the module."""
+    owned: dict[int, str] = {}
+    for qual, fn in sorted(view.functions.items(), key=lambda kv: kv[0].count(".")):
+        for node in ast.walk(fn.node):
+            owned[id(node)] = qual  # deeper functions come later and win
+    groups: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(view.tree):
+        groups.setdefault(owned.get(id(node), "<module>"), []).append(node)
+    return sorted(groups.items())
 
 
 def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
@@ -143,7 +293,9 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
         if best.status == "partial":
             return CheckResult.partial(KIND, best.score, best.message, sorted_evidence(ev), taxonomy="unwired-or-unrunnable")
         return CheckResult.failed(KIND, Status.stub, best.message, sorted_evidence(ev))
-    seen = mentions(ctx, [entry["name"]] + [a for a in entry.get("aliases", []) if len(a) > 3])
+    ambiguous = {norm(w) for w in rule.get("lexicon", {}).get("ambiguous", [])}
+    names = [entry["name"]] + [a for a in entry.get("aliases", []) if norm(a) not in ambiguous and len(norm(a)) > 3]
+    seen = name_mentions(ctx, names)
     if seen:
         return CheckResult.failed(KIND, Status.missing, f"{entry['name']} is only mentioned; nothing computes it", seen,
                                   taxonomy="mention")
