@@ -201,3 +201,16 @@ def test_compiled_formula_fails_on_a_drifted_repo_with_the_counterexample(tmp_pa
     assert (svd.status.value, svd.score) == ("missing", 0.0)
     assert "no call to any of torch.svd_lowrank, torch.linalg.svd" in svd.checks[0].message
 
+
+
+def test_a_condition_after_a_formula_is_reported_not_dropped():
+    result = compiled("Attention: A = softmax(Q K^T / sqrt(d)) V with a causal mask")
+    assert [c.kind for c in result.checks] == ["formula"]
+    assert result.coverage == "partial"
+    assert "with a causal mask" in result.fragments[0].reason
+
+
+def test_a_description_of_the_left_hand_side_is_not_a_condition():
+    result = compiled("L_train = P_max + l: maximum sequence length during training")
+    assert [(c.kind, c.expect) for c in result.checks] == [("formula", "P_max + l")]
+    assert result.coverage == "full"

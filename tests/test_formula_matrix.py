@@ -396,3 +396,25 @@ def test_swapping_two_inputs_is_not_excused_as_the_other_convention():
     assert d.kind == "not-equivalent"
     b_, a_ = sym("b"), sym("a")
     assert screen(matmul(b_, a_), matmul(a_, b_)).kind == "not-equivalent"  # lower-case names alike
+
+
+GAS = """
+    def pressure_volume(n, R, T):
+        pv = n * R * T
+        return pv
+    """
+
+
+@pytest.mark.parametrize(
+    "check, status",
+    [({"latex": r"n R T"}, "pass"), ({"expect": "n * matmul(R, T)"}, "pass"),
+     ({"latex": r"n R T", "matrices": ["R", "T"]}, "mismatch")],
+    ids=["latex", "compiled", "declared"],
+)
+def test_capitals_side_by_side_are_scalars_against_scalar_code(tmp_path, check, status):
+    # n R T of a physics paper: against code with no matrix product it is the elementwise product; only a
+    # declared (or transposed, or `@`) matrix insists on the matrix reading
+    repo = make_repo(tmp_path, {"gas.py": GAS}, [formula("t-D2-006", claim="ideal gas pressure volume", **check)])
+    v = verdicts(repo)["t-D2-006"]
+    assert v.status.value == status
+    assert [(e.file, e.line) for e in v.evidence] == [("gas.py", 3)]

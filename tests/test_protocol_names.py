@@ -66,6 +66,14 @@ def test_xarray_open_dataset_and_hub_id():
     assert (r.status.value, where(r)) == ("pass", [("train.py", 2, "rule")])
 
 
+def test_a_loader_by_name_is_preferred_evidence_to_a_file_path():
+    files = {"sample.py": "import numpy as np\nx = np.load('data/celeba64_train.npy')\n",
+             "train.py": "from torchvision import datasets\nds = datasets.CelebA('data', download=True)\n"}
+    r = run("dataset", "CelebA", files)
+    assert r.status.value == "pass" and "(train.py:2)" in r.message
+    assert where(r) == [("sample.py", 2, "rule"), ("train.py", 2, "rule")]
+
+
 def test_table_names_now_found_in_files_too():
     r = run("dataset", "ERA5", {"train.py": "import xarray as xr\nds = xr.open_dataset('era5.nc')\n"})
     assert (r.status.value, where(r)) == ("pass", [("train.py", 2, "rule")])
@@ -130,6 +138,9 @@ def test_dataset_class_that_reads_data_passes_one_that_makes_it_up_is_a_stub():
         ("SEVIR", "import yaml\ncfg = yaml.safe_load(open('configs/sevir.yaml'))\n", "missing"),
         ("SEVIR", "def load():\n    '''Loads SEVIR.'''\n    return None\n", "missing"),
         ("SEVIR", "import numpy as np\nwith open('results/sevir.txt', 'w') as f:\n    f.write('x')\n", "missing"),
+        ("SEVIR", "import numpy as np\nwith open('data/sevir.txt', 'a') as f:\n    f.write('x')\n", "missing"),
+        ("CelebA", "import numpy as np\nref = np.load('stats/celeba64_inception.npy')\n", "missing"),
+        ("SEVIR", "import numpy as np\nmu = np.load('data/sevir_mean_std.npz')\n", "missing"),
     ],
 )
 def test_dataset_names_that_do_not_load(expect, code, status):
@@ -188,6 +199,13 @@ def test_spaced_name_in_a_docstring_is_a_mention():
 def test_everyday_identifier_pieces_are_not_metrics(expect, code):
     r = run("metric", expect, {"train.py": code})
     assert (r.status.value, r.score, r.evidence) == ("missing", 0.0, ())
+
+
+def test_settings_named_after_a_metric_are_not_its_value():
+    code = ("import wandb\nNUM_FID_SAMPLES = 50000\nFID_EVERY = 10\ndef log(w, step):\n"
+            "    wandb.log({'fid_weight': w * 2}, step=step)\n")
+    r = run("metric", "FID", {"train.py": code})
+    assert (r.status.value, r.score, r.details["taxonomy"]) == ("missing", 0.0, "mention")
 
 
 def test_correlations_and_library_mse():

@@ -268,6 +268,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     timeout = float(getattr(ctx.options, "formula_timeout", 5.0))
     positive = {name for name, what in check.assume.items() if str(what).lower() in ("positive", "nonnegative", "pos")}
     results: list[tuple[Ranked, MatchResult]] = []
+    paper = _matrix_reading(paper, formula, [r.expr for r in ranked])
     for r in _diverse(ranked, TOP_CANDIDATES):
         targets, fixed = _targets_for(r, repo, check, formula)
         res = match(
@@ -496,6 +497,17 @@ def _targets_for(r: Ranked, repo: RepoFormulas, check: FormulaCheck, formula: Fo
         if psym is not None and target is not None:
             fixed[psym] = target
     return sorted(targets.values(), key=lambda t: t.name), fixed
+
+
+def _matrix_reading(paper: sp.Expr, formula: Formula, code: list[sp.Expr]) -> sp.Expr:
+    """Capitals side by side are matrices only in code that multiplies matrices: where no value in scope
+    does (``n * R * T``), the paper's ``n R T`` is the product it always was. A transpose, ``@`` or
+    `matrices:` keeps the matrix reading whatever the code does."""
+    if formula.explicit_matrices or any(is_matrix_op(n) for e in code for n in sp.preorder_traversal(e)):
+        return paper
+    if not any(isinstance(n, AppliedUndef) and n.func is MATMUL for n in sp.preorder_traversal(paper)):
+        return paper
+    return paper.replace(lambda n: isinstance(n, AppliedUndef) and n.func is MATMUL, lambda n: sp.Mul(*n.args))
 
 
 def _layer_orientation(fixed: dict[sp.Symbol, Target], model: FunctionModel) -> dict[sp.Symbol, Target] | None:

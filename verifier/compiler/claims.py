@@ -1032,7 +1032,7 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
     if found.expect is None and found.latex is None:
         return [], f"formula not translated: {found.reason}"
     check = FormulaCheck(expect=found.expect, latex=found.latex)
-    return [b.add(check)], ""
+    return [b.add(check)], f"the formula is typed, not its condition '{found.unchecked}'" if found.unchecked else ""
 
 
 _DATA_STAT_RE = re.compile(

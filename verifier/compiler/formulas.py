@@ -72,6 +72,7 @@ class FormulaFind:
     latex: str | None
     symbols: tuple[str, ...]
     reason: str = ""  # why not translated (expect and latex both None)
+    unchecked: str = ""  # a condition stated after the formula ("with a causal mask") that it does not check
 
 
 _SHORT_SYMBOL = r"[A-Za-zα-ωΑ-Ω](?:_\{[^{}\s]*\}|_[A-Za-z0-9]+|\^\{?[A-Za-z]\}?)*'?(?![\w{])"
@@ -622,6 +623,18 @@ def _trim_prose(rhs: str) -> str:
     return _TRAILING_REMARK.sub("", head).strip()
 
 
+_CONDITION = re.compile(r"\s(?P<word>with|using|via|if|otherwise|when|unless|except)\s+(?P<rest>.*[A-Za-z]{3}.*)$", re.DOTALL)
+
+
+def _condition_after(rhs: str) -> str:
+    """The condition a formula's prose adds (``... with a causal mask``, ``... if i >= P``): a description of
+    the left-hand side is not one, but a condition is part of the claim the formula check does not see."""
+    match = _CONDITION.search(_TRAILING_REMARK.sub("", rhs))
+    if not match or match.start() < len(_trim_prose(rhs)):
+        return ""
+    return f"{match.group('word')} {match.group('rest').strip()}"[:60]
+
+
 def find_formula(segment: str) -> FormulaFind | None:
     """The formula a text segment states (``lhs = rhs``), translated where possible and read back by the
     formula check's parser; None if not a formula."""
@@ -637,16 +650,16 @@ def find_formula(segment: str) -> FormulaFind | None:
     parts = [p.strip() for p in _top_level_sides(segment)]
     lhs = parts[0]
     # "grad log q = -(x - mu)/sigma^2 = -z/((1-t)(1-k))": the last side is the closed form
-    candidates = [_trim_prose(p) for p in parts[1:] if p]
+    sides = [(p, _trim_prose(p)) for p in parts[1:] if p]
     reason = "no right-hand side"
-    for rhs in reversed([c for c in candidates if c]):
+    for side, rhs in reversed([s for s in sides if s[1]]):
         expect, reason = to_sympy(rhs)
         if expect is not None and re.search(r"[A-Za-z_]", expect):
             problem = paper_side_problem(expect, None)
             if problem:
                 reason = problem
                 continue
-            return FormulaFind(lhs, expect, None, _symbol_names(expect))
+            return FormulaFind(lhs, expect, None, _symbol_names(expect), unchecked=_condition_after(side))
     return FormulaFind(lhs, None, None, (), reason)
 
 

@@ -62,6 +62,8 @@ class Formula:
     text: str = ""
     # names read as matrices (None: no matrix notation; the check then treats every product operand as one)
     matrices: frozenset | None = None
+    # matrix notation the paper spells out (a transpose, `@`, declared matrices), not only capitals side by side
+    explicit_matrices: bool = False
 
 
 def _sigmoid(x):
@@ -218,6 +220,7 @@ def parse_sympy(
     expr = sp.Add(*terms) if len(terms) > 1 else terms[0]
     formula = _checked(expr, lhs, frozenset(), original)
     formula.matrices = frozenset(matrices) if matrices else None
+    formula.explicit_matrices = bool(matrices) or any(p[0] in ("@", "transpose") for p in pieces)
     return formula
 
 
@@ -578,6 +581,7 @@ class _LatexParser:
         self.i = 0
         self.functions = set(functions)
         self.matrices = set(matrices)  # names known to be matrices: declared, or seen transposed
+        self.transposed = False
         self.bounds: set = set()
         self.open_norms = 0  # `\|` opens a norm unless one is open: "\frac{1}{2} \| x \|^2" multiplies
 
@@ -733,6 +737,7 @@ class _LatexParser:
                 if sup == "T" and not _scalar_name(base):
                     if isinstance(base, sp.Symbol):
                         self.matrices.add(base.name)
+                    self.transposed = True
                     base = transpose(base)
                     continue
                 if sup:
@@ -1123,6 +1128,7 @@ def parse_latex(
         raise FormulaSyntaxError(f"does not parse: {str(exc)[:80]}", offset + shift) from None
     formula = _checked(expr, lhs, frozenset(parser.bounds), original)
     formula.matrices = frozenset(parser.matrices) if parser.matrices else None
+    formula.explicit_matrices = bool(matrices) or parser.transposed
     return formula
 
 

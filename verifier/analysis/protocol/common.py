@@ -553,7 +553,11 @@ def name_mentions(ctx, names: Iterable[str], limit: int = 3, accept=None) -> lis
             lines = ctx.index.source(path).splitlines()
         except (OSError, ValueError):
             continue
-        numbers = sorted({low.count("\n", 0, m.start()) + 1 for m in pattern.regex.finditer(low)})
+        numbers, line, last = [], 1, 0
+        for m in pattern.regex.finditer(low):
+            line, last = line + low.count("\n", last, m.start()), m.start()
+            if not numbers or numbers[-1] != line:
+                numbers.append(line)
         for i in numbers:
             line = lines[i - 1] if i <= len(lines) else ""
             quoted = " ".join(m.group(2) for m in _QUOTED.finditer(line))

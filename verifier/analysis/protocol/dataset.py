@@ -28,6 +28,7 @@ from verifier.analysis.protocol.common import (
     scope_admits,
     sorted_evidence,
     spans_of,
+    text_of,
     spelling_pattern,
     tokens,
 )
@@ -53,6 +54,8 @@ _NOT_DATA_DIRS = frozenset("checkpoints checkpoint ckpt ckpts weights results ou
                            "predictions preds samples configs config conf".split())
 _NOT_DATA_SUFFIXES = (".pt", ".pth", ".ckpt", ".safetensors", ".bin", ".onnx", ".pb", ".yaml", ".yml", ".toml",
                       ".cfg", ".ini", ".py", ".sh", ".md", ".log")
+# File-name pieces of statistics derived from a dataset (``celeba64_inception.npy``, ``era5_mean_std.npz``).
+_DERIVED = frozenset("stats statistics inception mean std normalization normalisation fid vocab tokenizer".split())
 _RANDOM = frozenset("rand randn randint rand_like randn_like normal uniform random standard_normal".split())
 _SETTING_WORDS = ("data", "task", "name", "corpus", "benchmark", "env", "path", "file", "dir", "root")
 
@@ -68,6 +71,7 @@ class Load:
     reads: tuple[str, ...] = ()  # the settings (``args.dataset``, ``cfg.data_path``) a dynamic loader's arguments read
     reach_only: bool = False  # a generic file reader: counts only when a matching setting reaches its arguments
     synthetic: bool = False  # a dataset class named after it that reads no data
+    by_path: bool = False  # named only by the path a file reader opens (weaker than a loader or class by name)
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,8 @@ def wanted(expect: str, rule: dict) -> Wanted:
 
 def _not_data_path(text: str) -> bool:
     pieces = [p.lower() for p in text.replace("\\", "/").split("/")]
-    return bool(set(pieces) & _NOT_DATA_DIRS) or pieces[-1].endswith(_NOT_DATA_SUFFIXES)
+    return (bool(set(pieces) & _NOT_DATA_DIRS) or pieces[-1].endswith(_NOT_DATA_SUFFIXES)
+            or bool(set(tokens(pieces[-1])) & _DERIVED))
 
 
 def names_dataset(text: str, want: Wanted, table: dict[str, str], table_longest: int) -> bool:
@@ -208,10 +213,35 @@ def _candidate_views(ctx, scope, table: dict[str, str], lex: dict, want: Wanted,
             if (leaves & (loaders | dynamic) or any(n.startswith(("load_", "fetch_")) for n in leaves)
                     or any(norm(r) in table for r in reads)
                     or (reach and leaves & file_leaves)
-                    or (pattern is not None and pattern.search(lower_text(ctx, path)))):
+                    or (pattern is not None and _spelled_where_loadable(ctx, path, pattern, want.spellings))):
                 keep.append(path)
         paths = keep
     return [v for p in paths if (v := file_view(ctx, p)) is not None]
+
+
+def _spelled_where_loadable(ctx, path: str, pattern, spellings: frozenset[str]) -> bool:
+    """The expected name, on word-piece boundaries, inside a string on its line or in an identifier a class or
+    loader could carry (``ERA5Dataset``, ``load_era5``): ``import math`` does not make a file a candidate for
+    MATH, nor ``"translate"`` for SL."""
+    low = lower_text(ctx, path)
+    if not pattern.search(low):
+        return False
+    raw = text_of(ctx, path)
+    for m in pattern.regex.finditer(low):
+        start, end = m.start(), m.end()
+        while start > 0 and (raw[start - 1].isalnum() or raw[start - 1] in "_-./"):
+            start -= 1
+        while end < len(raw) and (raw[end].isalnum() or raw[end] in "_-./"):
+            end += 1
+        if not name_spans(raw[start:end], spellings):
+            continue
+        prefix = raw[low.rfind("\n", 0, m.start()) + 1 : m.start()]
+        if prefix.count('"') % 2 or prefix.count("'") % 2:
+            return True
+        ident = raw[start:end].rsplit(".", 1)[-1]
+        if ident[:1].isupper() or ident.lower().startswith(_LOADER_PREFIXES):
+            return True
+    return False
 
 
 def _enclosing_body(view, scope: str) -> list[ast.stmt]:
@@ -287,9 +317,11 @@ def _loader_call_loads(view, call, kind: str, want: Wanted, table, table_longest
         pieces = [text] + text.replace("\\", "/").split("/")
         known = next((table[norm(p)] for p in pieces if norm(p) in table), None)
         if known:
-            out.append(Load(known, view.path, call.line, call.end_line, f"`{call.name}({text!r}...)`"))
+            out.append(Load(known, view.path, call.line, call.end_line, f"`{call.name}({text!r}...)`",
+                            by_path=kind == "file"))
         elif want.spellings and names_dataset(text, want, table, table_longest):
-            out.append(Load(want.name, view.path, call.line, call.end_line, f"`{call.name}({text!r}...)`"))
+            out.append(Load(want.name, view.path, call.line, call.end_line, f"`{call.name}({text!r}...)`",
+                            by_path=kind == "file"))
     if not out and exprs:
         # Keyed by a setting. A file reader, or a loader with a literal argument, only counts when a setting
         # naming the dataset reaches its arguments.
@@ -430,7 +462,8 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
     want = wanted(expect, rule)
     settings = _named_settings(ctx, want, table)
     loads = find_loads(ctx, scope, rule, want, reach=bool(settings))
-    direct = [l for l in loads if l.dataset == want.name and not l.dynamic]
+    direct = sorted((l for l in loads if l.dataset == want.name and not l.dynamic),
+                    key=lambda l: (l.by_path, l.file, l.line))
     if direct:
         ev = [evidence(ctx, l.file, l.line, "rule", end=l.end_line) for l in direct[:4]]
         return CheckResult.passed(KIND, f"{want.name} loaded via {direct[0].how} ({direct[0].file}:{direct[0].line})",

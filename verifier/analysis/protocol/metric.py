@@ -26,6 +26,7 @@ from verifier.analysis.protocol.common import (
     sorted_evidence,
     spelling_pattern,
     target_names,
+    tokens,
 )
 from verifier.analysis.taxonomy import classify_node
 from verifier.index.names import qualify
@@ -54,6 +55,16 @@ def name_matches(name: str, alias_norms: set[str]) -> bool:
     return bool(alias_norms) and bool(name_spans(name, alias_norms))
 
 
+# Name pieces of a setting about the metric, not its value (``num_fid_samples``, ``fid_every``, ``lpips_weight``).
+_SETTING_PIECES = frozenset("num n every freq frequency interval steps batch weight weights coef coeff coefficient "
+                            "lambda lam scale threshold thresh lr eps tol path dir file key name".split())
+
+
+def value_name(name: str, alias_norms: set[str]) -> bool:
+    """A variable or logged key that holds the metric's value: named after it, not a setting about it."""
+    return name_matches(name, alias_norms) and not (set(tokens(name)) & _SETTING_PIECES)
+
+
 @dataclass(frozen=True)
 class Found:
     rank: int  # lower is stronger
@@ -68,14 +79,23 @@ class Found:
 
 
 def _views(ctx, scope, entry: dict, aliases: set[str], lex: dict) -> list:
-    """Files whose lower-cased text spells the metric, one of its APIs or a timer of its entry."""
+    """Files whose lower-cased text spells the metric, one of its APIs or a timer of its entry (``time.time``,
+    ``perf_counter``; ``from time import time`` is read as ``time.time`` too)."""
     names = [a for a in [entry["name"]] + list(entry.get("aliases", [])) if norm(a) in aliases]
-    names += [a.rsplit(".", 1)[-1] for a in entry.get("apis", [])] + list(entry.get("strings", []))
-    names += [t.rsplit(".", 1)[-1] for t in entry.get("timers", [])] + list(entry.get("attributes", []))
+    names += [_api_needle(a) for a in entry.get("apis", [])] + list(entry.get("strings", []))
+    names += list(entry.get("timers", [])) + list(entry.get("events", [])) + list(entry.get("attributes", []))
+    names += ["from time import"] if entry.get("timers") else []
     pattern = spelling_pattern(n for n in names if len(norm(n)) >= 2)
     if pattern is None:
         return []
     return [v for p in python_paths(ctx, scope) if pattern.search(lower_text(ctx, p)) and (v := file_view(ctx, p))]
+
+
+def _api_needle(api: str) -> str:
+    """What a file using the API must contain: its name, or its module for a one-word name (``thop`` for
+    ``thop.profile``, ``timeit`` for ``timeit.repeat``: "profile" and "repeat" are everywhere)."""
+    parts = api.split(".")
+    return parts[-2] if len(parts) > 1 and len(tokens(parts[-1])) == 1 else parts[-1]
 
 
 def _api_matches(call, api: str) -> bool:
@@ -158,11 +178,13 @@ def _logged(view, call, strings: set[str], metric: str) -> list[Found]:
             pairs += [(const_str(k), v) for k, v in zip(arg.keys, arg.values) if const_str(k)]
     out = []
     for key, value in pairs:
-        if not name_matches(key, strings):
+        if not value_name(key, strings):
             continue
-        if isinstance(value, ast.Constant):
+        if _number_literal(value):
             out.append(Found(5, "stub", 0.0, f"`{call.name}` logs {key!r} as the literal {value.value!r}", view.path,
                              call.line, call.end_line, "stub"))
+        elif isinstance(value, ast.Constant):
+            continue
         else:
             out.append(Found(3, "pass", 1.0, f"{metric} logged as {key!r} by `{call.name}`", view.path, call.line,
                              call.end_line))
@@ -179,12 +201,12 @@ def _assignments(view, aliases: set[str], metric: str, scope) -> list[Found]:
             names = [n.rsplit(".", 1)[-1] for t in targets if not isinstance(t, ast.Subscript) for n in target_names(t)]
             names += [key for t in targets if isinstance(t, ast.Subscript) and (key := const_str(t.slice))]
             for name in names:
-                if name_matches(name, aliases):
+                if value_name(name, aliases):
                     values.setdefault(name, []).append((node, node.value, isinstance(node, ast.AugAssign)))
         elif isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
             for key, value in zip(node.value.keys, node.value.values):
                 name = const_str(key)
-                if name and name_matches(name, aliases) and not isinstance(value, ast.Constant):
+                if name and value_name(name, aliases) and not isinstance(value, ast.Constant):
                     values.setdefault(name, []).append((value, value, False))
     out = []
     for name, items in sorted(values.items()):
@@ -193,7 +215,7 @@ def _assignments(view, aliases: set[str], metric: str, scope) -> list[Found]:
             n = computed[-1]
             out.append(Found(2, "pass", 1.0, f"{metric} computed inline as `{name}`", view.path, n.lineno,
                              n.end_lineno or n.lineno))
-        elif all(isinstance(value, ast.Constant) for _, value, _ in items):
+        elif all(_number_literal(value) for _, value, _ in items):
             n = items[0][0]
             out.append(Found(5, "stub", 0.0, f"`{name}` is set to a literal and never computed", view.path, n.lineno,
                              n.lineno, "stub"))
@@ -201,6 +223,12 @@ def _assignments(view, aliases: set[str], metric: str, scope) -> list[Found]:
 
 
 _NUMERIC_LIBRARIES = frozenset("torch numpy scipy sklearn jax tensorflow torchmetrics skimage".split())
+
+
+def _number_literal(value: ast.AST) -> bool:
+    """``fid = 12.5`` fakes a result; ``ACCURACY = "accuracy"`` only names a key."""
+    return isinstance(value, ast.Constant) and (value.value is None or (
+        isinstance(value.value, (int, float)) and not isinstance(value.value, bool)))
 
 
 def _computes(value: ast.AST, aliases: set[str], imports: dict[str, str]) -> bool:
@@ -228,6 +256,9 @@ def _timer_differences(view, entry: dict, scope) -> list[Found]:
     ``start.elapsed_time(end)``: a measured duration. A difference only compared (a timeout) measures nothing."""
     timers = set(entry.get("timers", []))
     events = set(entry.get("events", []))
+    roots = {t.split(".")[0] for t in timers | events}
+    if not any(q.split(".")[0] in roots for q in view.imports.values()):
+        return []
 
     def qual_of(call: ast.Call) -> str:
         return qualify(dotted(call.func) or "", view.imports)
@@ -246,18 +277,20 @@ def _timer_differences(view, entry: dict, scope) -> list[Found]:
                     readings.update(target_names(t))
                 elif isinstance(value, ast.Call) and qual_of(value) in events:
                     event_names.update(target_names(t))
+    if not readings and not event_names:
+        return []
 
     def is_reading(node: ast.AST) -> bool:
         return (isinstance(node, ast.Call) and qual_of(node) in timers) or (dotted(node) or "") in readings
 
-    compared = {id(n) for c in ast.walk(view.tree) if isinstance(c, ast.Compare) for n in ast.walk(c)}
-    out = []
-    for qual, nodes in _scoped_nodes(view):
-        if not scope_admits(scope, qual):
-            continue
-        for node in nodes:
-            if id(node) in compared:
-                continue
+    quals = {id(fn.node): qual for qual, fn in view.functions.items()}
+    out: list[Found] = []
+
+    stack: list[tuple[ast.AST, str, bool]] = [(view.tree, "<module>", False)]
+    while stack:  # iterative: a deeply nested expression must not overflow the interpreter stack
+        node, qual, compared = stack.pop()
+        qual = quals.get(id(node), qual)
+        if not compared and scope_admits(scope, qual):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and is_reading(node.left) and is_reading(node.right):
                 out.append(Found(1, "pass", 1.0, f"{entry['name']} measured as `{ast.unparse(node)}`", view.path,
                                  node.lineno, node.end_lineno or node.lineno))
@@ -265,19 +298,8 @@ def _timer_differences(view, entry: dict, scope) -> list[Found]:
                   and (dotted(node.func.value) or "") in event_names):
                 out.append(Found(1, "pass", 1.0, f"{entry['name']} measured by CUDA events (`{ast.unparse(node)}`)",
                                  view.path, node.lineno, node.end_lineno or node.lineno))
-    return out
-
-
-def _scoped_nodes(view):
-    """(enclosing function qualname, its own expression nodes) for each function and the module."""
-    owned: dict[int, str] = {}
-    for qual, fn in sorted(view.functions.items(), key=lambda kv: kv[0].count(".")):
-        for node in ast.walk(fn.node):
-            owned[id(node)] = qual  # deeper functions come later and win
-    groups: dict[str, list[ast.AST]] = {}
-    for node in ast.walk(view.tree):
-        groups.setdefault(owned.get(id(node), "<module>"), []).append(node)
-    return sorted(groups.items())
+        stack.extend((child, qual, compared or isinstance(node, ast.Compare)) for child in ast.iter_child_nodes(node))
+    return sorted(out, key=lambda f: f.line)
 
 
 def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
