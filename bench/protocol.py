@@ -7,7 +7,8 @@
    a drifted variant whose expected verdict for that SAU is not pass = a positive). Goal: precision and
    recall 1.0 for every rule.
 2. Time of the whole protocol pass (all ten rules, one shared context) on a large codebase, against the
-   `ast.parse` floor of the same Python files. Goal: within 1x the floor. The index is built first and not
+   `ast.parse` floor of the same Python files; `dataset` and `metric` on names outside their lexicons are
+   timed after it, apart. Goal: within 1x the floor. The index is built first and not
    timed (every check kind shares it); parsing a file the rules need is part of the pass.
 """
 
@@ -51,6 +52,11 @@ PASS_PARAMS = {
     "select-on-validation": {},
     "frozen": {"name": "ref_model"},
 }
+# Names outside the rules' lexicons take the word-piece path (timed apart, not part of the ratio).
+UNLISTED_PARAMS = {
+    "dataset": {"expect": "Navier-Stokes 2D"},
+    "metric": {"expect": "wall-clock time"},
+}
 
 
 def confusion() -> dict[str, dict[str, int]]:
@@ -87,12 +93,13 @@ def confusion() -> dict[str, dict[str, int]]:
     return dict(table)
 
 
-def timing(codebase: Path, repeat: int) -> tuple[float, float, int, int, dict[str, float]]:
+def timing(codebase: Path, repeat: int) -> tuple[float, float, int, int, dict[str, float], dict[str, float]]:
     """Floor and pass measured back to back in each round, in CPU time of this process (other jobs on the machine
     make wall-clock time drift); best of each."""
     build_index(codebase, use_cache=True)  # warm the fact cache once; every round starts from cold trees
     floor = best = float("inf")
     per_rule: dict[str, float] = {}
+    unlisted: dict[str, float] = {}
     files = lines = 0
     for _ in range(repeat):
         index = build_index(codebase, use_cache=True)
@@ -116,9 +123,13 @@ def timing(codebase: Path, repeat: int) -> tuple[float, float, int, int, dict[st
             implementation(rule)(with_defaults(rule, PASS_PARAMS[rule]), ctx, None, load_rule(rule))
             rules[rule] = time.process_time() - t0
         elapsed = time.process_time() - start
+        for rule, params in sorted(UNLISTED_PARAMS.items()):
+            t0 = time.process_time()
+            implementation(rule)(with_defaults(rule, params), ctx, None, load_rule(rule))
+            unlisted[rule] = min(unlisted.get(rule, float("inf")), time.process_time() - t0)
         if elapsed < best:
             best, per_rule = elapsed, rules
-    return best, floor, files, lines, per_rule
+    return best, floor, files, lines, per_rule, unlisted
 
 
 def default_codebase() -> Path:
@@ -147,9 +158,11 @@ def main() -> int:
         print(f"{rule:<22} {c['tp']:>4} {c['fp']:>4} {c['fn']:>4} {c['tn']:>4} {precision:>10.2f} {recall:>8.2f}")
 
     codebase = args.codebase or default_codebase()
-    elapsed, floor, files, lines, per_rule = timing(codebase, args.repeat)
+    elapsed, floor, files, lines, per_rule, unlisted = timing(codebase, args.repeat)
     ratio = elapsed / floor if floor else float("inf")
     print("\nper rule (s): " + ", ".join(f"{r} {t:.2f}" for r, t in sorted(per_rule.items())))
+    print("names outside the lexicons (s, after the pass): " + ", ".join(
+        f"{r} {UNLISTED_PARAMS[r]['expect']!r} {t:.2f}" for r, t in sorted(unlisted.items())))
     print(f"\nprotocol pass on {codebase} ({files} files, {lines} lines): {elapsed:.2f}s; "
           f"ast.parse floor {floor:.2f}s; ratio {ratio:.2f}x (goal <= 1.0x)")
     ok = worst == 1.0 and ratio <= 1.0

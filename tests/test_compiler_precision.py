@@ -159,3 +159,16 @@ def test_architectures_in_a_baseline_list_are_baselines():
 
 def test_steps_per_rollout_are_the_rollout_length_not_the_training_length():
     assert pairs("2048 steps per rollout, trained for 1M steps") == [("rollout_steps", 2048), ("num_steps", 1000000)]
+
+
+def test_a_qualified_metric_is_the_metric_and_its_qualifier_is_reported():
+    result = compiled("Metrics: MSE at the finest resolution, relative L2 error")
+    assert [(c.rule, c.expect) for c in result.checks] == [("metric", "MSE"), ("metric", "relative L2 error")]
+    assert "at the finest resolution" in result.fragments[0].reason
+    assert result.coverage == "partial"
+
+
+def test_a_unit_after_a_metric_is_not_a_qualifier():
+    result = compiled("Metrics: total cost in USD")
+    assert [(c.rule, c.expect) for c in result.checks] == [("metric", "total cost")]
+    assert result.coverage == "full"

@@ -245,6 +245,7 @@ class _Builder:
     label: str = ""
     fragment: str = ""
     ambiguous: list[str] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)  # qualifiers a check made from the fragment leaves out
     lead_name: str | None = None  # "Target risk threshold; ... = 0.4": the claim's first words name its value
     lead_value: Any = None  # ... and that value, stated last
     previous_name: str | None = None  # the name the previous fragment of the sentence gave its value
@@ -969,9 +970,11 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
     for name in _frozen_targets(lowered) if dimension != Dimension.methodological else ():
         out.append(b.add(ProtocolCheck(rule="frozen", name=name)))
     known = {h.target.lower() for h in found if h.category == "metric"}
-    for metric in _listed_metrics(text):
-        if metric.lower() not in known:
-            out.append(b.add(ProtocolCheck(rule="metric", expect=metric)))
+    for base, qualifier in _listed_metrics(text):
+        if qualifier:
+            b.unchecked.append(qualifier)  # "MSE at finest resolution": MSE is computed; where is not checked
+        if base.lower() not in known and base.lower() not in _NOT_METRICS:
+            out.append(b.add(ProtocolCheck(rule="metric", expect=base)))
     if dimension in (Dimension.protocol, Dimension.ordering):  # "evaluated with and without X (ABBR)"
         for name, spellings in protocol_claims.ablated_components(text):
             out.append(b.add(ProtocolCheck(rule="baseline", name=name, **({"aliases": spellings} if spellings else {}))))
@@ -1006,16 +1009,34 @@ def _metric_list_regex() -> re.Pattern | None:
 _METRIC_ITEM = re.compile(r"^[A-Za-z][\w\-@/]*(?:\s[A-Za-z][\w\-@/]*){0,3}$")
 
 
-def _listed_metrics(text: str) -> list[str]:
-    """Names in "metrics: A, B and C" / "evaluated by A and B" that the vocabulary does not know yet."""
+_METRIC_QUALIFIER = re.compile(
+    r"\s+(?P<q>(?:at|per|vs\.?|versus|excluding|including|over|across|on|for|in|under|after|before|with|without)\s.*)$",
+    re.IGNORECASE,
+)
+_NOT_METRICS = frozenset({"params", "parameters", "time", "cost"})  # a parameter count; too generic to look for
+
+
+def _metric_qualifier(item: str) -> tuple[str, str]:
+    """``MSE at finest resolution`` -> (``MSE``, ``at finest resolution``): the metric, and where it is taken."""
+    match = _METRIC_QUALIFIER.search(item)
+    if not match or not item[: match.start()].strip():
+        return item, ""
+    if re.fullmatch(r"in\s+(?:usd|dollars?|%|percent|percentage|seconds?|s|ms|minutes?|hours?|gb|mb|gib|mib)", match.group("q"), re.IGNORECASE):
+        return item[: match.start()].strip(), ""  # "cost in USD": a unit, not a condition
+    return item[: match.start()].strip(), match.group("q")
+
+
+def _listed_metrics(text: str) -> list[tuple[str, str]]:
+    """(name, qualifier) of each item of "metrics: A, B and C" / "evaluated by A and B" lists."""
     regex = _metric_list_regex()
     if regex is None:
         return []
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for match in regex.finditer(text):
         items = [i.strip() for i in re.split(r",|\band\b|\bor\b", match.group("list"))]
         items = [re.sub(r"^(?:the|a|an|four|three|two|both)\s+", "", i, flags=re.IGNORECASE) for i in items if i]
-        good = [i for i in items if _METRIC_ITEM.match(i) and not re.search(r"\d", i)]
+        split = [_metric_qualifier(i) for i in items]
+        good = [(m, q) for m, q in split if _METRIC_ITEM.match(m) and not re.search(r"\d", m)]
         if good and len(good) == len(items):
             out.extend(good)
     return out
@@ -1116,7 +1137,7 @@ def _fragment(
     text: str, dimension: Dimension, b: _Builder, formulas_only: bool = False, claim_label: str = ""
 ) -> Fragment:
     body = text.strip()
-    b.fragment, b.ambiguous = body, []
+    b.fragment, b.ambiguous, b.unchecked = body, [], []
     label_text = claim_label
     names_text = ""
     label = _LABEL_RE.match(body)
@@ -1184,6 +1205,8 @@ def _fragment(
         made, reason = _lead_value_fragment(body, masked, b, made, reason)
     if b.ambiguous and not reason:
         reason = f"'{b.ambiguous[0]}' is ambiguous here (no context word says which parameter it is)"
+    if b.unchecked and not reason:
+        reason = f"the metric is typed, not its qualifier '{b.unchecked[0]}'"
     if made:
         return Fragment(text, "typed", reason, tuple(sorted(set(made))))
     if formulas_only and not reason:

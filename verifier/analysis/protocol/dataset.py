@@ -22,6 +22,7 @@ from verifier.analysis.protocol.common import (
     leaf,
     lower_text,
     name_mentions,
+    name_spans,
     norm,
     outer_chains,
     python_paths,
@@ -227,6 +228,8 @@ def _spelled_where_loadable(ctx, path: str, pattern, spellings: frozenset[str]) 
     if not pattern.search(low):
         return False
     raw = text_of(ctx, path)
+    if len(raw) != len(low):
+        return True  # lower-casing changed the length (some Unicode): offsets would not line up, so look
     for m in pattern.regex.finditer(low):
         start, end = m.start(), m.end()
         while start > 0 and (raw[start - 1].isalnum() or raw[start - 1] in "_-./"):
