@@ -214,3 +214,10 @@ def test_a_description_of_the_left_hand_side_is_not_a_condition():
     result = compiled("L_train = P_max + l: maximum sequence length during training")
     assert [(c.kind, c.expect) for c in result.checks] == [("formula", "P_max + l")]
     assert result.coverage == "full"
+
+
+def test_an_untranslated_formula_says_why_it_was_left():
+    result = compiled("Decision rule: lambda_hat = inf{lambda: (1/(n+1)) * (sum_{i=1}^n loss_i + B) <= alpha}")
+    assert result.checks == []
+    assert result.fragments[-1].outcome == "leftover"
+    assert result.fragments[-1].reason == "formula not translated: uses an infimum over a set"

@@ -1169,6 +1169,7 @@ def _fragment(
         if made and _DEFINITION.match(body.split(": ", 1)[1]):
             return Fragment(text, "typed", reason, tuple(made))
         made, reason = ([], "") if not made else (made, reason)
+    formula_reason = "" if made else reason  # "formula not translated: ...": kept if nothing else types it
     if not made and not formulas_only:
         sampled, masked = _distribution_checks(masked, b)
         made, reason = _compile_assignment(masked, b, label_text, own_label=label_text != claim_label or body != text.strip())
@@ -1211,6 +1212,7 @@ def _fragment(
         return Fragment(text, "typed", reason, tuple(sorted(set(made))))
     if formulas_only and not reason:
         return Fragment(text, "typed")
+    reason = reason or formula_reason
     category = context.classify(
         body, result_allowed=dimension in (Dimension.numerical, Dimension.protocol), measured=dimension == Dimension.protocol
     )

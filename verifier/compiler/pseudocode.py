@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.compiler import formulas
+from verifier.index.names import attribute_chain
 from verifier.spec.model import CallCheck, ExistsCheck, FormulaCheck, OrderCheck
 
 MIN_CODE_STATEMENTS = 3  # fewer is a sentence with an "=" in it, not a listing
@@ -190,17 +191,6 @@ def _calls(tree: ast.AST | None) -> list[ast.Call]:
 
 
 # ----- what the listing states ------------------------------------------------------------------------------
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def _constant_kwargs(call: ast.Call) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kw in call.keywords:
@@ -301,7 +291,7 @@ def read_listing(text: str) -> Listing | None:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and specific(node.name):
                 made.setdefault(i, []).append(add(ExistsCheck(symbol=node.name)))
             elif isinstance(node, ast.Call):
-                dotted = _dotted(node.func)
+                dotted = attribute_chain(node.func)
                 if dotted is None:
                     continue
                 root, _, rest = dotted.partition(".")
@@ -328,7 +318,7 @@ def read_listing(text: str) -> Listing | None:
                 if expect and not formulas.paper_side_problem(expect, None):
                     made.setdefault(i, []).append(add(FormulaCheck(expect=expect)))
             if isinstance(node, (ast.Assign, ast.Expr)) and isinstance(node.value, ast.Call):
-                callee = _dotted(node.value.func)
+                callee = attribute_chain(node.value.func)
                 if callee:
                     reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} - {callee.split(".")[0]}
                     if "." in callee and callee.split(".")[0] not in imported:
