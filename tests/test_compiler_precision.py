@@ -172,3 +172,26 @@ def test_a_unit_after_a_metric_is_not_a_qualifier():
     result = compiled("Metrics: total cost in USD")
     assert [(c.rule, c.expect) for c in result.checks] == [("metric", "total cost")]
     assert result.coverage == "full"
+
+
+def test_a_setting_in_words_goes_to_the_judge_not_to_context():
+    result = compile_claim(SAU(id="p-D1-002", dimension="D1", claim="lr=1e-3, no data augmentation"))
+    assert [(f.outcome, f.reason) for f in result.fragments] == [
+        ("typed", ""),
+        ("leftover", "no value, name, formula or sequence the compiler can type"),
+    ]
+    assert result.coverage == "partial"
+
+
+def test_model_names_a_value_applies_to_are_context():
+    result = compile_claim(SAU(id="p-D1-003", dimension="D1", claim="LoRA rank r=16 for Mistral-7B, Gemma-2 9B"))
+    assert [c.name for c in result.checks] == ["lora_rank"]
+    assert result.fragments[1].outcome == "context"
+    assert result.coverage == "full"
+
+
+def test_the_lead_phrase_of_a_claim_is_typed_by_the_value_it_names():
+    result = compile_claim(SAU(id="p-D1-004", dimension="D1", claim="Target risk threshold; the rule requires R <= 0.3 = 0.3"))
+    assert [(c.name, c.expect) for c in result.checks] == [("risk_threshold", 0.3)]
+    assert [f.outcome for f in result.fragments] == ["typed", "typed"]
+    assert result.fragments[0].checks == (0,)

@@ -1081,9 +1081,9 @@ def _context_reason(text: str, dimension: Dimension, label: str = "") -> str | N
         return "heading of the parts that follow"
     if text.startswith("(") and text.endswith(")"):
         return "parenthetical remark"
-    if dimension == Dimension.numerical and not re.search(r"\d|=", text):
-        return "description with no value"
-    return None
+    if dimension == Dimension.numerical and not re.search(r"\d|=", text) and not re.search(r"[A-Za-z]{2}", text):
+        return "names only: the models or data a neighbouring value applies to"  # "Gemma-2 9B" (masked)
+    return None  # "no data augmentation", "Xavier init": a setting in words is the judge's, never context
 
 
 _MODEL_NAME_RE = re.compile(
@@ -1328,6 +1328,7 @@ def _compile_cached(
         named = [b.checks[i] for i in frag.checks if i < len(b.checks) and isinstance(b.checks[i], ValueCheck)]
         b.previous_name = named[-1].name if len(named) == 1 else None
         out.fragments.append(frag)
+    _credit_lead(out.fragments, b)
 
     out.checks = [_validated(c) for c in b.checks]
     out.leftover = [
@@ -1340,6 +1341,16 @@ def _compile_cached(
     else:
         out.coverage = "partial" if out.leftover else "full"
     return out
+
+
+def _credit_lead(fragments: list[Fragment], b: _Builder) -> None:
+    """"Target risk threshold; ... = 0.4": the lead fragment names the value a later fragment checks, so it is
+    typed by that check (not left for the judge, nor dismissed as context)."""
+    if not fragments or not b.lead_name or fragments[0].outcome == "typed":
+        return
+    index = next((i for i, c in enumerate(b.checks) if isinstance(c, ValueCheck) and c.name == b.lead_name), None)
+    if index is not None and not re.search(r"\d", fragments[0].text):
+        fragments[0] = Fragment(fragments[0].text, "typed", "", (index,))
 
 
 def _validated(check: Any) -> Any:
