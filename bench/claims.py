@@ -11,6 +11,9 @@
    (ids and expected pairs only; the claim text is read from the SA-Bench folder). Goal 98%.
 3. Draft recall: for each paper, the share of the values SA-Bench's D1 claims state (as the compiler reads
    them) that `draft` finds in the paper's text, by value and by (name, value). Goal 70%.
+4. Held-out: precision and recall of value pairs and (D3) protocol checks, and coverage, on claims written for
+   bench/data/claims_heldout.yaml about ML areas the dev papers do not cover (the compiler was not tuned on
+   them). Needs no SA-Bench data: `--heldout-only` runs this section alone.
 """
 
 from __future__ import annotations
@@ -62,7 +65,8 @@ def value_pairs(claim: dict[str, Any]) -> list[tuple[str, Any]]:
 def value_checks(claim: dict[str, Any]) -> list[tuple[list[str], Any]]:
     """(all names, value) of every value check, names-only checks of bare symbols included."""
     result = compile_claim(sau_of(claim))
-    return [(c.all_names(), c.expect) for c in result.checks if c.kind == "value" and c.all_names()]
+    # a sweep pair (`sweep: [8, 16]`) compares like a list value
+    return [(c.all_names(), c.expected()) for c in result.checks if c.kind == "value" and c.all_names()]
 
 
 # ----- 1. coverage --------------------------------------------------------------------------------------------
@@ -155,12 +159,111 @@ def draft_recall(data: Path, claims: dict[str, list[dict[str, Any]]]) -> list[tu
     return rows
 
 
+# ----- 4. held-out -------------------------------------------------------------------------------------------
+HELDOUT = ROOT / "bench" / "data" / "claims_heldout.yaml"
+
+
+def _canonical(name: str) -> str:
+    """A name as the value check resolves it: lexicon synonyms are one parameter (sequence_length = max_seq_length)."""
+    from verifier.compiler import terms
+
+    return terms.lexicon_index().get(name.lower().replace("-", "_"), name)
+
+
+def protocol_key(check: Any) -> tuple[str, Any]:
+    """(rule, what it names): a baseline or frozen module by name, a dataset, metric, seed count or split by expect."""
+    if check.rule in ("baseline", "frozen"):
+        return check.rule, check.name
+    return check.rule, getattr(check, "expect", None)
+
+
+def _protocol_canonical(rule: str, value: Any) -> Any:
+    """A dataset or metric as rules/claim_protocol.yaml spells it canonically (ROC-AUC -> AUROC)."""
+    from verifier.compiler import terms
+
+    if rule in ("dataset", "metric") and isinstance(value, str):
+        hits = [h for h in terms.find_protocol_terms(value) if h.category == rule and h.end - h.start == len(value)]
+        return hits[0].target if hits else value
+    return value
+
+
+def _same_protocol(expected: tuple[str, Any], got: tuple[str, Any]) -> bool:
+    if expected[0] != got[0]:
+        return False
+    a, b = _protocol_canonical(*expected), got[1]
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    if a is None or b is None:
+        return a is None and b is None
+    return same_value(a, b) if not isinstance(a, str) else str(a).lower() == str(b).lower()
+
+
+def heldout(path: Path, details: bool) -> dict[str, Any]:
+    """Value-pair and protocol-check precision/recall and coverage on the held-out claims."""
+    entries = yaml.safe_load(path.read_text())["claims"]
+    totals = Counter()
+    per_dim: dict[str, Counter] = {}
+    for entry in entries:
+        compiled = compile_claim(sau_of(entry))
+        per_dim.setdefault(entry["dimension"], Counter())[compiled.coverage] += 1
+        expected = [(_canonical(n), v) for n, v in entry.get("expected") or []]
+        unmatched, wrong = list(expected), []
+        values = [c for c in compiled.checks if c.kind == "value" and c.all_names()]
+        for check in values:
+            names = {_canonical(n) for n in check.all_names()}
+            expect = check.expect if check.expect is not None else getattr(check, "sweep", None)  # a grid's values
+            hit = next((e for e in unmatched if e[0] in names and same_value(e[1], expect)), None)
+            if hit is not None:
+                unmatched.remove(hit)
+            else:
+                wrong.append((check.all_names()[0], expect))
+        totals.update(values=len(values), values_right=len(values) - len(wrong), values_expected=len(expected),
+                      values_found=len(expected) - len(unmatched))
+        p_wrong: list[tuple[str, Any]] = []
+        p_missed: list[tuple[str, Any]] = []
+        if entry["dimension"] == "D3" or "protocol" in entry:
+            wanted = [(rule, value) for rule, value in entry.get("protocol") or []]
+            p_missed = list(wanted)
+            got = [protocol_key(c) for c in compiled.checks if c.kind == "protocol"]
+            for key in got:
+                hit = next((w for w in p_missed if _same_protocol(w, key)), None)
+                if hit is not None:
+                    p_missed.remove(hit)
+                else:
+                    p_wrong.append(key)
+            totals.update(protocol=len(got), protocol_right=len(got) - len(p_wrong), protocol_expected=len(wanted),
+                          protocol_found=len(wanted) - len(p_missed))
+        if details and (wrong or unmatched or p_wrong or p_missed):
+            print(f"   {entry['id']}: wrong {wrong}  missed {unmatched}" + (f"  protocol wrong {p_wrong} missed {p_missed}" if p_wrong or p_missed else ""))
+    return {"claims": len(entries), "totals": totals, "coverage": per_dim}
+
+
+def print_heldout(path: Path, details: bool) -> None:
+    print(f"\n4. Held-out claims ({path.relative_to(ROOT)}): written for areas the compiler was not tuned on")
+    result = heldout(path, details)
+    t = result["totals"]
+    print(f"   claims {result['claims']}")
+    for what, label in (("values", "value pairs    "), ("protocol", "protocol checks")):
+        print(
+            f"   {label} precision {t[what + '_right']}/{t[what]} = {t[what + '_right'] / max(t[what], 1):.1%}   "
+            f"recall {t[what + '_found']}/{t[what + '_expected']} = {t[what + '_found'] / max(t[what + '_expected'], 1):.1%}"
+        )
+    for dim, counts in sorted(result["coverage"].items()):
+        n = sum(counts.values())
+        print(f"   coverage {dim}: {n} claims, full {counts['full'] / n:.0%}, partial {counts['partial'] / n:.0%}, none {counts['none'] / n:.0%}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--sample", type=Path, default=ROOT / "bench" / "data" / "claims_sample.yaml")
     parser.add_argument("--details", action="store_true", help="List every wrong or missed pair of the sample.")
+    parser.add_argument("--heldout", type=Path, default=HELDOUT)
+    parser.add_argument("--heldout-only", action="store_true", help="Only section 4 (needs no SA-Bench data).")
     args = parser.parse_args()
+    if args.heldout_only:
+        print_heldout(args.heldout, args.details)
+        return 0
     if not args.data.is_dir():
         print(f"no SA-Bench data at {args.data}", file=sys.stderr)
         return 2
@@ -186,6 +289,7 @@ def main() -> int:
         share = by_value / wanted if wanted else 0.0
         print(f"   {paper:<36} {wanted:>9} {share:>9.0%} {by_pair / wanted if wanted else 0:>8.0%} {drafted:>8}")
     print(f"   {'all':<36} {total[0]:>9} {total[1] / max(total[0], 1):>9.0%} {total[2] / max(total[0], 1):>8.0%}   (goal 70%)")
+    print_heldout(args.heldout, args.details)
     return 0
 
 

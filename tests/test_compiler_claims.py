@@ -46,8 +46,8 @@ def test_phrases_sets_ranges_percent_and_labels():
     assert {"name": "learning_rate", "expect": 0.0001} in checks
     assert {"name": "warmup_ratio", "expect": 0.1} in checks
     assert {"name": "weight_decay", "expect": 0.01} in checks
-    assert {"name": "lora_rank", "expect": [8, 16]} in checks
-    assert {"name": "learning_rate", "expect": [0.001, 0.01]} in checks
+    assert {"name": "lora_rank", "sweep": [8, 16]} in checks  # a set: one run per rank
+    assert {"name": "learning_rate", "expect": [0.001, 0.01]} in checks  # a range stays one interval value
     assert result.coverage == "full"
 
 

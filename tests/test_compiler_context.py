@@ -65,8 +65,8 @@ def test_bare_symbols_are_named_by_the_claims_own_words():
     assert {"lam", "lambda_"} <= set(greek.all_names()) and greek.expect == 0.5
 
 
-def test_sets_and_shapes_become_list_values():
-    assert dumps(compiled("ranks r ∈ {8, 16, 24}"))[0]["expect"] == [8, 16, 24]
+def test_sets_become_sweeps_and_shapes_list_values():
+    assert dumps(compiled("ranks r ∈ {8, 16, 24}"))[0]["sweep"] == [8, 16, 24]
     assert dumps(compiled("video latent space: resolution=256×256")) == [{"kind": "value", "name": "image_size", "expect": [256, 256]}]
 
 

@@ -16,7 +16,8 @@ def compiled(claim: str, dimension: str = "D1"):
 
 
 def values(claim: str) -> list[tuple[str, object]]:
-    return [(c.name, c.expect) for c in compiled(claim).checks if c.kind == "value"]
+    """(name, expect), or (name, ("sweep", values)) for a check over swept values."""
+    return [(c.name, c.expect if c.sweep is None else ("sweep", c.sweep)) for c in compiled(claim).checks if c.kind == "value"]
 
 
 @pytest.mark.parametrize(
@@ -54,7 +55,7 @@ def test_a_lead_never_renames_a_value_its_own_key_names():
 
 def test_counted_symbol_settings_and_description_keys_named_by_the_label():
     assert values("Four tau settings used for plotting the histogram in Figure 2 = [0.1, 0.2, 0.3, 0.4]") == [
-        ("tau", [0.1, 0.2, 0.3, 0.4])
+        ("tau", ("sweep", [0.1, 0.2, 0.3, 0.4]))
     ]
     assert values("Task kind for ImageNet: controlling the top error in multiclass labelling = multiclass_classification") == [
         ("task_kind", "multiclass_classification")
@@ -69,8 +70,8 @@ def test_label_then_a_number_with_prose_after_it():
 
 def test_lists_and_grids_after_a_noun_phrase_with_prose_after_them():
     assert values("Sweep configs: dropout probabilities [0.1, 0.2, 0.3] on the small model; noise grid [1, 2, 4] x1e-2 for the large one") == [
-        ("dropout_probabilities", [0.1, 0.2, 0.3]),
-        ("noise", [0.01, 0.02, 0.04]),
+        ("dropout_probabilities", ("sweep", [0.1, 0.2, 0.3])),  # the label says they are swept
+        ("noise", ("sweep", [0.01, 0.02, 0.04])),  # a grid
     ]
     assert values("The encoder applies per-level pooling factors of 4, 2, and 1 to the three feature maps") == [
         ("pooling_factors", [4, 2, 1])

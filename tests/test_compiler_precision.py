@@ -10,7 +10,7 @@ from verifier.spec.model import SAU
 
 def pairs(claim: str, dimension: str = "D1") -> list[tuple[str, object]]:
     result = compile_claim(SAU(id="p-D1-001", dimension=dimension, claim=claim))
-    return [(c.name, c.expect) for c in result.checks if c.kind == "value"]
+    return [(c.name, c.expected()) for c in result.checks if c.kind == "value"]  # a sweep compares like a list
 
 
 def names(claim: str, dimension: str = "D1") -> list[str]:

@@ -63,7 +63,9 @@ def test_launch_and_env_bindings(tmp_path):
     assert (hydra.name, hydra.value) == ("lr", 2e-4)
     assert launch[("betas", 6)].value == (0.9, 0.98)
     assert launch[("fp16", 6)].value is True
-    assert launch[("seed", 9)].constant is False
+    # the loop runs the launch once per seed: one constant binding per value, all at the launch line
+    seeds = [b for b in facts.bindings if b.kind is BindingKind.launch and b.path == "seed"]
+    assert sorted((b.value, b.span.line, b.constant) for b in seeds) == [(s, 9, True) for s in range(5)]
     env = {b.name: b for b in facts.bindings if b.kind is BindingKind.env}
     assert (env["LR"].value, env["LR"].span.line) == (1e-4, 3)
     assert env["BS"].value == 64

@@ -14,11 +14,17 @@ docs and comments, and assignments never read anywhere (dead code), are kept as 
 With ``call`` + ``arg`` the value that reaches that call is resolved, falling back to the library's
 documented default (``rules/library_defaults.yaml``) when the argument is omitted.
 
+A swept parameter (``r in {8, 16, 32}``) takes several values, one per run: :meth:`ValueResolver.resolve_sweep`
+collects every value of the top precedence level (each launch line, each loop value and Hydra multirun value,
+each per-run config file) and the members of a list-valued setting the code iterates (``ranks: [8, 16]`` read
+by ``for r in cfg.ranks``); a list nothing iterates is a tuple-valued setting, not a sweep.
+
 Nothing from the repo is executed: values come from the index's literals and :mod:`verifier.analysis.fold`.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
 import math
@@ -161,6 +167,33 @@ class Resolution:
 
 
 @dataclass(frozen=True)
+class SweepValue:
+    """One value a swept parameter takes in some run, with the binding that sets it (the first in file order)."""
+
+    value: Any
+    candidate: Candidate
+    how: str  # "launch flag", "config key", "list iterated at train.py:12", ...
+
+    @property
+    def link(self) -> Link:
+        """Where the value is written: the source binding's step of the chain."""
+        src = self.candidate.source
+        for link in self.candidate.chain:
+            if (link.file, link.line, link.name) == (src.span.file, src.span.line, src.name):
+                return Link(**{**link.__dict__, "value": self.value})
+        return Link(src.span.file, src.span.line, src.span.end_line, src.kind.value, src.name, src.expr, self.value)
+
+
+@dataclass
+class SweepResolution:
+    """The values a parameter takes across the runs the repo launches, and what the plain resolution found."""
+
+    resolution: Resolution
+    values: list[SweepValue] = field(default_factory=list)  # distinct values, in file/line order of their source
+    uniterated: list[Candidate] = field(default_factory=list)  # list-valued settings nothing iterates
+
+
+@dataclass(frozen=True)
 class CallArg:
     """The value of one argument at one call site."""
 
@@ -212,6 +245,7 @@ class ValueResolver:
         self._by_dest: dict[str, list[Binding]] = {}
         self._field_classes: dict[str, set[str]] = {}
         self._launch_extra: dict[str, list[Binding]] = {}
+        self._iteration_memo: dict[str, str | None] = {}
         self._collect_extras()
 
     # ----- setup ------------------------------------------------------------------------------------------
@@ -358,6 +392,8 @@ class ValueResolver:
                 continue
             if b.name.lower() in weak and b.kind not in _DECLARED and not self._api_keyword(b, apis):
                 continue  # `p = ...` in some function is not a dropout rate; `p: 0.1` in a config may be
+            if b.kind is BindingKind.env and isinstance(b.value, tuple):
+                continue  # a loop variable or shell array reaches a program only through the flags it fills
             why = self.exclusion(b)
             if why is not None:
                 link = _link(b, b.value if b.constant else None, why)
@@ -465,6 +501,100 @@ class ValueResolver:
                             f"{key} default",
                         )
         return None
+
+    # ----- sweeps -----------------------------------------------------------------------------------------
+    def resolve_sweep(self, names: Iterable[str], scope: str | None = None) -> SweepResolution:
+        """Every value a parameter takes across the runs: each top-precedence binding (launch lines, loop and
+        multirun values, per-run configs), and the members of a list-valued setting the code iterates, found
+        under the name or its plural (``rank`` -> ``ranks``, ``lr_list``). Nothing is executed."""
+        given = [n for n in names if n]
+        singular = [s for s in _singular_forms(given) if s not in given]
+        res = self.resolve(given + singular, scope)
+        out = SweepResolution(res)
+        collected: list[tuple[Any, Candidate, str]] = []
+        for cand in res.top:
+            self._sweep_members(cand, KIND_LABEL.get(cand.source.kind, cand.source.kind.value), collected, out)
+        collected += self._unflagged_defaults(res)
+        strong, weak = self.lexicon.expand(given + singular)
+        # a generic name's plural (`rank` -> `ranks`) is safe here: only a list the code iterates counts
+        plurals = [p for p in _plural_forms(strong + [w for w in weak if len(w) >= 3]) if p not in strong]
+        if plurals:
+            lists = self.resolve(plurals, scope)
+            for cand in lists.top:
+                if isinstance(cand.value, (list, tuple)):
+                    self._sweep_members(cand, "", collected, out)
+        if not collected and res.library_default is not None:
+            link = res.library_default
+            pseudo = Binding(link.name, link.name, BindingKind.kwarg, link.expr, link.value, True, "<module>",
+                             Span(link.file, link.line, link.end_line))
+            collected.append((link.value, Candidate(pseudo, link.value, True, 0, pseudo, (link,)), link.note))
+        collected.sort(key=lambda item: (_binding_key(item[1].source), _sort_text(item[0])))
+        for value, cand, how in collected:
+            if not any(_equal_values(value, kept.value) for kept in out.values):
+                out.values.append(SweepValue(value, cand, how))
+        return out
+
+    def _sweep_members(
+        self, cand: Candidate, label: str, collected: list[tuple[Any, Candidate, str]], out: SweepResolution
+    ) -> None:
+        """A scalar is one run's value; a list is a sweep only where the code iterates it."""
+        if not isinstance(cand.value, (list, tuple)) or not cand.value:
+            collected.append((cand.value, cand, label))
+            return
+        leaves = {cand.binding.name, cand.source.name, _leaf(cand.binding.path), _leaf(cand.source.path)}
+        site = next((s for s in (self.iteration_site(leaf) for leaf in sorted(leaves) if leaf) if s), None)
+        if site is None:
+            if cand not in out.uniterated:
+                out.uniterated.append(cand)
+            return
+        for item in cand.value:
+            collected.append((item, cand, f"list iterated at {site}"))
+
+    def _unflagged_defaults(self, res: Resolution) -> list[tuple[Any, Candidate, str]]:
+        """A launch line that runs a program without the flag runs it at the option's default: with
+        `python train.py` and `python train.py --rank 64` the runs take the default and 64."""
+        if not res.top or any(c.source.kind is not BindingKind.launch for c in res.top):
+            return []
+        out: list[tuple[Any, Candidate, str]] = []
+        for default in res.overridden:
+            option = default.source
+            if option.kind not in (BindingKind.argparse, BindingKind.click) or option.span.file not in self.index.files:
+                continue
+            names = {n.lower() for n in (option.name, option.dest) if n}
+            for launch in sorted(self.index.all_launches(), key=lambda la: (la.span.file, la.span.line)):
+                facts = self.index.files.get(launch.span.file)
+                if launch.target != option.span.file or facts is None or facts.role is not FileRole.code:
+                    continue
+                passed = {_leaf(flag.lstrip("-+~").replace("-", "_")).lower() for flag, _ in launch.flags}
+                if not passed & names:
+                    out.append((default.value, default, f"default ({launch.span.file}:{launch.span.line} runs "
+                                f"{launch.target} without the flag)"))
+                    break
+        return out
+
+    def iteration_site(self, leaf: str) -> str | None:
+        """``file:line`` of the first loop or comprehension in the code that iterates ``leaf`` (``for r in
+        cfg.ranks``, ``enumerate(args.ranks)``, ``config["ranks"]``); None if nothing does. Memoised per name."""
+        memo = self._iteration_memo
+        if leaf in memo:
+            return memo[leaf]
+        memo[leaf] = None
+        for path, facts in self.index.files.items():
+            if facts.language not in (Language.python, Language.notebook) or facts.role is not FileRole.code:
+                continue
+            try:
+                if leaf not in self.index.source(path):
+                    continue
+            except OSError:
+                continue
+            tree = self.index.tree(path)
+            if tree is None:
+                continue
+            lines = sorted(node.iter.lineno for node in ast.walk(tree) if _iterates(node, leaf))
+            if lines:
+                memo[leaf] = f"{path}:{lines[0]}"
+                break
+        return memo[leaf]
 
     # ----- evaluating one binding -------------------------------------------------------------------------
     def evaluate(self, b: Binding, depth: int = 0) -> Candidate | None:
@@ -1066,6 +1196,77 @@ class LibraryDefaults:
 
 
 # ----- helpers ----
+_ITERATING_WRAPPERS = frozenset({"enumerate", "zip", "sorted", "reversed", "list", "tuple", "set", "iter", "tqdm",
+                                 "trange", "product", "permutations", "combinations"})
+
+
+def _iterates(node: ast.AST, leaf: str) -> bool:
+    """Is ``node`` a for loop or comprehension over ``leaf`` (possibly through enumerate/zip/product/...)?"""
+    if not isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return False
+    stack = [node.iter]
+    while stack:
+        expr = stack.pop()
+        if isinstance(expr, ast.Name) and expr.id == leaf:
+            return True
+        if isinstance(expr, ast.Attribute) and expr.attr == leaf:
+            return True
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and expr.slice.value == leaf:
+            return True
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name == "get" and expr.args and isinstance(expr.args[0], ast.Constant) and expr.args[0].value == leaf:
+                return True
+            if name in _ITERATING_WRAPPERS:
+                stack.extend(expr.args)
+    return False
+
+
+def _plural_forms(names: Iterable[str]) -> list[str]:
+    """Names a list of a parameter's values goes by: ``rank`` -> ``ranks``, ``rank_list``; ``lr`` -> ``lrs``."""
+    out: list[str] = []
+    for name in names:
+        if not name or name.endswith("s"):
+            continue
+        if re.search(r"[^aeiou]y$", name):
+            out.append(name[:-1] + "ies")
+        elif name.endswith(("x", "ch", "sh")):
+            out.append(name + "es")
+        else:
+            out.append(name + "s")
+        out += [name + "_list", name + "_values", name + "_grid", name + "_sweep"]
+    return _unique(out)
+
+
+def _singular_forms(names: Iterable[str]) -> list[str]:
+    """``ranks`` -> ``rank``, ``dropout_probabilities`` -> ``dropout_probability``: a claim may name the set."""
+    out: list[str] = []
+    for name in names:
+        if len(name) < 4 or not name.endswith("s") or name.endswith("ss"):
+            continue
+        out.append(name[:-3] + "y" if name.endswith("ies") else name[:-1])
+    return _unique(out)
+
+
+def _equal_values(a: Any, b: Any) -> bool:
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return (
+            isinstance(a, (list, tuple))
+            and isinstance(b, (list, tuple))
+            and len(a) == len(b)
+            and all(_equal_values(x, y) for x, y in zip(a, b))
+        )
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0) or a == b
+    return a == b
+
+
+def _sort_text(value: Any) -> str:
+    return f"{type(value).__name__}:{value!r}"
+
 @contextlib.contextmanager
 def _no_cyclic_gc():
     """A query allocates many small tuples over a large, long-lived index; a full cyclic collection scans that
@@ -1088,8 +1289,9 @@ def _safe_rules(name: str) -> Mapping[str, Any]:
 
 
 def _binding_key(b: Binding) -> tuple:
-    # `b.kind` itself (a str enum) rather than `.value`: enum attribute access is slow in hot loops.
-    return (b.span.file, b.span.line, b.path, str.__str__(b.kind), b.name)
+    # `b.kind` itself (a str enum) rather than `.value`: enum attribute access is slow in hot loops. The text
+    # tells apart the runs of one launch line (`for r in 8 16; do ... --rank $r`: one binding per value).
+    return (b.span.file, b.span.line, b.path, str.__str__(b.kind), b.name, b.expr)
 
 
 def _without(bindings: Iterable[Binding], skip: tuple | None) -> list[Binding]:

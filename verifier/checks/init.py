@@ -12,6 +12,7 @@ Scheme names and API signatures are data in rules/init_schemes.yaml.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,7 +77,12 @@ def _check(check: InitCheck, ctx: Context) -> CheckResult:
     if not target.base:
         return CheckResult.errored(KIND, f"init check: cannot read a tensor name from {check.name!r}")
     modules = module_map(ctx)
-    sites = find_init_sites(ctx, modules, target, check.scope)
+    sites, label = _resolved_sites(ctx, modules, check)
+    if not sites and _SYMBOL.fullmatch(check.name) and check.name[0].isupper():  # a matrix symbol (R), not w
+        return CheckResult.unverified(
+            KIND, f"the paper symbol {check.name} names nothing created or initialised in the repo (no name ends in "
+            f"_{check.name}); an alias in the spec says which tensor it is."
+        )
     if not sites:
         return CheckResult.failed(KIND, Status.missing, f"nothing named {check.name} is created or initialised in the repo.")
     graph = call_graph(ctx)
@@ -97,19 +103,57 @@ def _check(check: InitCheck, ctx: Context) -> CheckResult:
     pending = [u for u in site.unresolved if u.split("=", 1)[0] in asked]
     if pending and status is Status.pass_:
         return CheckResult.unverified(
-            KIND, f"{check.name} is initialised with {described} at {where}, but {pending[0]} could not be resolved.", ev
+            KIND, f"{label} is initialised with {described} at {where}, but {pending[0]} could not be resolved.", ev
         )
     if status is Status.pass_:
         source = " (the library default)" if site.tier == 0 else ""
-        return CheckResult.passed(KIND, f"{check.name} is initialised with {described}{source} at {where}.", sorted_unique(ev))
+        return CheckResult.passed(KIND, f"{label} is initialised with {described}{source} at {where}.", sorted_unique(ev))
     if site.tier == 0:
         return CheckResult.partial(
-            KIND, 0.25, f"{check.name} is left at the library default {described} ({where}), not {check.expect}.", sorted_unique(ev)
+            KIND, 0.25, f"{label} is left at the library default {described} ({where}), not {check.expect}.", sorted_unique(ev)
         )
-    message = f"{check.name} is initialised with {described} at {where}: {reason}."
+    message = f"{label} is initialised with {described} at {where}: {reason}."
     if status is Status.mismatch:
         return CheckResult.failed(KIND, Status.mismatch, message, sorted_unique(ev))
     return CheckResult.partial(KIND, score, message, sorted_unique(ev))
+
+
+_SYMBOL = re.compile(r"[A-Za-z][0-9]?")
+
+
+def _resolved_sites(ctx: Context, modules: ModuleMap, check: InitCheck) -> tuple[list[InitSite], str]:
+    """Sites of the name as written, else of its other spellings; for a one-letter paper symbol (``R``) the
+    code names ending in it (``lora_R``) first: a bare ``R`` is more often a local than the parameter."""
+    alternates = other_spellings(ctx, check.name)
+    groups = [[check.name], alternates]
+    if _SYMBOL.fullmatch(check.name) and alternates:
+        groups.reverse()
+    for names in groups:
+        found = {n: find_init_sites(ctx, modules, Target.parse(n), check.scope) for n in names}
+        used = [n for n in names if found[n]]
+        if used:
+            sites = sorted((s for n in used for s in found[n]), key=lambda s: (s.span.file, s.span.line, s.tier))
+            label = check.name if used == [check.name] else f"{check.name} ({', '.join(used)})"
+            return sites, label
+    return [], check.name
+
+
+def other_spellings(ctx: Context, name: str) -> list[str]:
+    """The spec's aliases of ``name``, then for a one-letter paper symbol the assigned names that end in it
+    as a word piece, case kept (``lora_R``, ``W_R`` for ``R``; not ``bias_r``)."""
+    aliases = ctx.aliases
+    out = list(aliases.get(name, []))
+    for key, spellings in sorted(aliases.items()):
+        if name in spellings:
+            out += [key, *spellings]
+    if _SYMBOL.fullmatch(name):
+        ending = re.compile(rf"^[A-Za-z][A-Za-z0-9]*_{re.escape(name)}$")
+        for path in sorted(ctx.index.files):
+            facts = ctx.index.files[path]
+            if facts.role in EXCLUDED_ROLES:
+                continue
+            out += [b.name for b in facts.bindings if b.kind == BindingKind.assign and ending.match(b.name)]
+    return sorted(set(out) - {name}, key=lambda n: (out.index(n), n))
 
 
 def describe(site: InitSite, claimed: dict[str, Any] | None = None) -> str:

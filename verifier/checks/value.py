@@ -1,4 +1,5 @@
-"""The `value` check (D1): the effective value of a parameter, or the value reaching a call, equals the claim.
+"""The `value` check (D1): the effective value of a parameter, or the value reaching a call, equals the claim;
+with `sweep`, every swept value is among the values the repo's runs take.
 
 Resolution (lexicon, precedence, folding, library defaults) lives in :mod:`verifier.analysis.values`;
 grading on SA-Bench's levels in :mod:`verifier.analysis.calibration`. This module only turns their answers
@@ -18,6 +19,7 @@ from verifier.analysis.values import (
     Candidate,
     Link,
     Resolution,
+    SweepResolution,
     ValueResolver,
 )
 from verifier.checks.base import Context, checker
@@ -28,6 +30,8 @@ from verifier.spec.model import ValueCheck
 KIND = "value"
 MAX_CONTEXT_EVIDENCE = 4
 MAX_DETAILS = 20  # chain/alternative entries kept for `explain`: enough to see why, small enough to read
+# Share of the swept values found -> SA-Bench level (floored, as a claim's mean is): all = 1.0, none = missing.
+SWEEP_LEVELS = (0.75, 0.5, 0.25)
 _ROLE_WORDS = {"comment": "a comment or doc", "test": "tests", "dead": "dead code (never read)"}
 
 
@@ -40,6 +44,8 @@ def resolver_for(ctx: Context) -> ValueResolver:
 def check_value(check: ValueCheck, ctx: Context) -> CheckResult:
     try:
         resolver = resolver_for(ctx)
+        if check.sweep is not None:
+            return _check_sweep(check, ctx, resolver)
         if check.call and check.arg is not None:
             return _check_call_arg(check, ctx, resolver)
         return _check_names(check, ctx, resolver)
@@ -122,6 +128,98 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
 
     shown = ", ".join(res.names[:6]) + (", ..." if len(res.names) > 6 else "")
     return CheckResult.failed(KIND, Status.missing, f"no binding of {label} ({shown}) in the repo", (), **details)
+
+
+# ----- a sweep ----------------------------------------------------------------------------------------------
+def sweep_score(found: int, claimed: int) -> float:
+    """The SA-Bench level for ``found`` of ``claimed`` swept values: the share floored to 0.75 / 0.5 / 0.25."""
+    if claimed <= 0 or found >= claimed:
+        return 1.0
+    share = found / claimed
+    return next((level for level in SWEEP_LEVELS if share >= level), SWEEP_LEVELS[-1]) if found else 0.0
+
+
+def _check_sweep(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> CheckResult:
+    names = check.all_names()
+    label = names[0]
+    swept = list(check.sweep or ())
+    found_sweep: SweepResolution = resolver.resolve_sweep(names, check.scope)
+    res = found_sweep.resolution
+    runs = found_sweep.values
+    details: dict[str, Any] = {"names": list(res.names), "sweep": _plain(swept)}
+    context = _context_evidence(ctx, res)
+    matched: list[tuple[Any, Any]] = []  # (claimed value, the run value that equals it)
+    missing: list[Any] = []
+    for claimed in swept:
+        hit = next((r for r in runs if compare(claimed, r.value, check.tolerance)[0] is Status.pass_), None)
+        if hit is None:
+            missing.append(claimed)
+        else:
+            matched.append((claimed, hit))
+    used = {id(r) for _, r in matched}
+    extra = [r for r in runs if id(r) not in used]
+    details.update(
+        found=[{"value": _plain(c), "at": r.link.where(), "how": r.how} for c, r in matched][:MAX_DETAILS],
+        missing=_plain(missing),
+        other_values=[{"value": _plain(r.value), "at": r.link.where()} for r in extra][:MAX_DETAILS],
+        chain=[link.to_json() for _, r in matched for link in r.candidate.chain][:MAX_DETAILS],
+    )
+    if runs:
+        evidence = [_evidence(ctx, r.link, "effective") for _, r in matched]
+        parts = []
+        if matched:
+            parts.append("runs take " + ", ".join(f"{fmt(c)} ({_sweep_where(r)})" for c, r in matched[:8])
+                         + (f" and {len(matched) - 8} more" if len(matched) > 8 else ""))
+        if missing:
+            parts.append(f"no run takes {_listing(missing)}")
+        if extra:
+            parts.append(f"other values: {_listing([r.value for r in extra])}")
+        message = f"{label} swept over {_listing(swept)}: " + "; ".join(parts)
+        if not matched:
+            evidence = [_evidence(ctx, r.link, "effective") for r in runs[:MAX_CONTEXT_EVIDENCE]]
+            return CheckResult.failed(KIND, Status.missing, message, _sorted(evidence + context), **details)
+        score = sweep_score(len(matched), len(swept))
+        return _result(Status.pass_ if score == 1.0 else Status.partial, score, message, evidence, details)
+
+    if found_sweep.uniterated:
+        cand = found_sweep.uniterated[0]
+        link = _source_link(cand)
+        message = (
+            f"{label}: {cand.binding.name} = {fmt(cand.value)} at {link.where()} lists values, but no loop in the "
+            f"code iterates it; claimed a sweep over {_listing(swept)}"
+        )
+        return CheckResult.failed(KIND, Status.missing, message, _sorted([_evidence(ctx, link, "missing-near")] + context),
+                                  **details)
+    if res.unresolved:
+        first = res.unresolved[0]
+        message = f"{label}: {first.binding.name} at {first.binding.span.file}:{first.binding.span.line} " + (
+            f"does not fold to a constant ({first.reason})" if first.reason else "does not fold to a constant"
+        )
+        evidence = [_evidence(ctx, c.chain[0], "effective") for c in res.unresolved[:MAX_CONTEXT_EVIDENCE]]
+        return CheckResult.unverified(KIND, message, _sorted(evidence + context), **details)
+    if res.stubs:
+        stub = res.stubs[0]
+        message = f"{label}: the only binding ({stub.name} at {stub.where()}) sits in a placeholder body"
+        return CheckResult.failed(KIND, Status.stub, message, _sorted(context), **details)
+    if res.excluded:
+        first = min(res.excluded, key=_link_key)
+        message = f"{label} is bound only outside live code ({first.name} at {first.where()}); no run sets it"
+        return CheckResult.failed(KIND, Status.missing, message, _sorted(context), **details)
+    shown = ", ".join(res.names[:6]) + (", ..." if len(res.names) > 6 else "")
+    return CheckResult.failed(KIND, Status.missing, f"no binding of {label} ({shown}) in the repo", (), **details)
+
+
+def _sweep_where(run: Any) -> str:
+    """`launch flag, sweep.sh:3`, `configs/base.yaml:2, list iterated at train.py:9`, `train.py:5, default (...)`."""
+    where = run.link.where()
+    if not run.how:
+        return where
+    return f"{where}, {run.how}" if run.how.startswith(("list iterated", "default")) else f"{run.how}, {where}"
+
+
+def _listing(values: list[Any], limit: int = 8) -> str:
+    shown = ", ".join(fmt(v) for v in values[:limit])
+    return "{" + shown + (f", ... ({len(values)} in all)" if len(values) > limit else "") + "}"
 
 
 # ----- value reaching a call --------------------------------------------------------------------------------

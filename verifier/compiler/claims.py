@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import TypeAdapter, ValidationError
 
 from verifier.compiler import context, distributions, formulas, numbers, orders, pseudocode, terms
-from verifier.compiler import protocol_claims
+from verifier.compiler import method_claims, protocol_claims
 from verifier.spec.model import (
     SAU,
     CallCheck,
@@ -190,7 +190,8 @@ _OF_LIST = re.compile(
 
 
 def _labelled_lists(text: str, b: _Builder) -> list[tuple[str, list[Any], tuple[int, int]]]:
-    """"Rank shift targets: 1, 2, 5, 10 positions": one list value, not one value per comma-separated item."""
+    """"Rank shift targets: 1, 2, 5, 10 positions": one list value, not one value per comma-separated item;
+    a Sweep when the label or its sentence says the values are swept ("Ablation over depth: 2, 4, 8")."""
     out = []
     for match in _LABELLED_LIST.finditer(text):
         label = match.group("label").strip()
@@ -200,6 +201,9 @@ def _labelled_lists(text: str, b: _Builder) -> list[tuple[str, list[Any], tuple[
         items = re.sub(r"\([^()]*\)", " ", match.group("nums"))
         values = [numbers.parse_value(v) for v in re.split(r"\s*,\s*", items.strip())]
         if name and all(v is not None for v in values):
+            sentence = re.split(r"[.;\n]\s", text[: match.start("label")])[-1]
+            if _SWEEP_CUE.search(f"{sentence} {label}") and not _INTERVAL_CUE.search(label):
+                values = Sweep(values)
             out.append((name, values, (match.start("label"), match.end())))
     for match in _OF_LIST.finditer(text):
         words = match.group("label").split()[-3:]
@@ -259,7 +263,7 @@ class _Builder:
                 self.ambiguous.append(check.name)
                 return -1
             if name != check.name:
-                check = ValueCheck(name=name, names=check.names, expect=check.expect)
+                check = ValueCheck(name=name, names=check.names, **_expectation(check.expected(), check.sweep))
         key = repr(sorted(check.model_dump(by_alias=True, exclude_none=True).items(), key=lambda kv: kv[0]))
         if key not in self.keys:
             self.keys[key] = len(self.checks)
@@ -267,10 +271,49 @@ class _Builder:
         return self.keys[key]
 
 
+class Sweep(list):
+    """Values a claim sweeps a parameter over, one per run (``r ∈ {8, 16}``, "a grid [1, 2, 4]"), as opposed to
+    one tuple-valued setting (``betas (0.9, 0.999)``, ``256×256``): compiled to ``sweep``, not a list ``expect``."""
+
+
+def _expectation(value: Any, sweep: Any = None) -> dict[str, Any]:
+    """The ValueCheck field a compiled value goes in: ``sweep`` for a Sweep, else ``expect``."""
+    if sweep is not None or isinstance(value, Sweep):
+        return {"sweep": list(value)}
+    return {"expect": value}
+
+
 def _value_check(name: str, expect: Any) -> Any:
-    if name in ("seeds", "num_seeds") and isinstance(expect, int):
+    if name in ("seeds", "num_seeds") and isinstance(expect, int) and not isinstance(expect, bool):
         return ProtocolCheck(rule="seeds", expect=expect)
-    return ValueCheck(name=name, expect=expect)
+    return ValueCheck(name=name, **_expectation(expect))
+
+
+# "ablation over", "a grid", "sweep", "the values tried": a list of runs. A range or domain is an interval.
+_SWEEP_CUE = re.compile(
+    r"\b(?:grids?|sweeps?|swept|sweeping|searche?d?|ablations?|ablated|ablating|varied|varying|vary|tried|"
+    r"explored|values|settings)\b",
+    re.IGNORECASE,
+)
+_INTERVAL_CUE = re.compile(r"\b(?:range|ranges|interval|between|bounds?|domain|from)\b", re.IGNORECASE)
+_MEMBERSHIP = re.compile(r"∈|\\in\b|\bin\b|\bover\b", re.IGNORECASE)
+
+
+def _as_sweep(values: Any, written: str, cue: str, connector: str = "") -> Any:
+    """``values`` as a Sweep when the claim sweeps over them: set braces (``r ∈ {8, 16}``), membership in a list of
+    three or more (``n in [1, 5, 25]``), a "range" of three or more, or a sweep word (grid, sweep, ablation,
+    values tried); a list with no cue, a tuple ``(0.9, 0.999)``, a shape ``256×256`` or an interval ``[0, 1]``
+    stays one list value."""
+    written = written.lstrip()
+    if not isinstance(values, list) or isinstance(values, Sweep) or len(values) < 2 or not written[:1] in ("{", "["):
+        return values
+    if written.startswith("{"):
+        return Sweep(values)
+    if _INTERVAL_CUE.search(f"{cue} {connector}"):  # an interval has two ends; "range [5, 10, 50]" lists values
+        return Sweep(values) if len(values) >= 3 else values
+    if (_MEMBERSHIP.search(connector) and len(values) >= 3) or _SWEEP_CUE.search(f"{cue} {connector}"):
+        return Sweep(values)
+    return values
 
 
 _COUNT_RE = re.compile(r"\bnumber of (?P<what>[A-Za-z][A-Za-z\- ]{2,40}?)(?:/[A-Za-z]+)?(?:\s+(?:for|per|in|used|to|of|from|at|across|on|with)\b|$)", re.IGNORECASE)
@@ -365,7 +408,8 @@ _NOUN_GERUNDS = frozenset(
 )  # "training sample fractions": a name, not a verb phrase
 _COUNT_WORDS = frozenset("two three four five six seven eight nine ten several multiple various different".split())
 _TOO_GENERIC = frozenset(
-    "test train val validation total results result config setup parameters settings details other value values number".split()
+    "test train val validation total results result config setup parameters settings details other value values number "
+    "base".split()
 )
 
 
@@ -414,7 +458,7 @@ def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
 
 def _symbol_check(key: str, expect: Any, label: str = "", before: str = "") -> Any:
     names = _symbol_names(key, label, before)
-    return ValueCheck(name=names[0], names=names[1:] or None, expect=expect)
+    return ValueCheck(name=names[0], names=names[1:] or None, **_expectation(expect))
 
 
 def _leading_value(text: str) -> str:
@@ -486,9 +530,13 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         if head:
             expect = numbers.parse_value(head.group("v"))
             unit = head.group("unit")
+    if isinstance(expect, list):
+        connector = body[match.end("keys") : match.start("val")]  # "=", "∈", "in", "grid", "range", ...
+        expect = _as_sweep(expect, val_text, f"{label} {match.group('keys')}", connector)
     if expect is None:
         applied = raw_val.strip().startswith(val_text + "(")  # "y = E_omega(x)": a formula, not a setting
-        code_like = re.fullmatch(r"[A-Za-z_]\w*=[a-z][\w.\-]*", body.strip())  # "variable=temperature", as in a config
+        code_like = re.fullmatch(r"[A-Za-z_]\w*=[a-z][\w.\-]*|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\s*=\s*[a-z][\w.\-]*", body.strip())
+        # "variable=temperature", "max_features = sqrt": a config key, as code writes it, set to a word
         if not applied and re.fullmatch(r"[A-Za-z][\w.\-]{2,30}", val_text) and (re.search(r"[\d._A-Z]", val_text) or code_like) and not terms.find_apis(val_text):
             expect = val_text  # a string setting: wavelet=bior2.4, padding mode=periodization
         else:
@@ -525,7 +573,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
             continue
         head = _head_phrase(key)
         if head and (not isinstance(key_expect, str) or re.fullmatch(r"[a-z_]\w*", key.strip())):
-            made.append(b.add(ValueCheck(name=head, expect=key_expect)))
+            made.append(b.add(ValueCheck(name=head, **_expectation(key_expect))))
             continue
         fallback = _fallback_name(key, label, b) if len(keys) == 1 and _is_description(key) else None
         if fallback:  # "Task type for MS-COCO: controlling ... = multilabel_classification": the label names it
@@ -697,17 +745,25 @@ _SHAPE_TAIL = re.compile(r"(?:\s*[x×]\s*\d{1,5}(?![\d.]))+")
 _NOT_COUNTS = {
     "params", "parameters", "tokens", "steps", "times", "hours", "minutes", "seconds", "days", "gpus", "cpus", "is",
     "was", "has", "this", "thus", "plus", "across", "versus", "as", "corresponds", "means", "yields", "gives", "uses",
+    "units", "neurons", "pixels",  # "256 units", "800 pixels": a width or a length, not a count of things
 }  # fmt: skip
 
 
 _JOINER = re.compile(
-    r"[\s:=(]*(?:(?:assumed|assumption|level|value|setting)\s+)?(?:of|is|to|was|=|:|set to|is set to)?[\s:=(~≈]*", re.IGNORECASE
-)  # "detection accuracy assumption of 95%"
+    r"[\s:=(]*(?:(?:assumed|assumption|level|value|setting)\s+)?"
+    r"(?:of|is|to|was|=|:|set to|is set to|starting at|starts at|initiali[sz]ed (?:at|to))?[\s:=(~≈]*",
+    re.IGNORECASE,
+)  # "detection accuracy assumption of 95%", "EMA decay starting at 0.996"
+_CAP_JOINER = re.compile(r"\s*(?:(?:is\s+)?(?:clipped|capped)\s+)?(?:at|to)\s*", re.IGNORECASE)
+_CAPS = frozenset({"max_grad_norm", "clip_range", "value_clip_range"})  # "gradient clipping at 1.0", "gradient norm clipped to 5"
+# (elsewhere "at" starts another quantity: "80 frames at 256x256")
 
 
 def _tail_after_phrase(before: str, phrase: tuple[str, int, int]) -> str:
-    """The text between a phrase found in ``before`` and the number that follows it."""
-    return terms.normalise_phrase(terms.ascii_symbol(before))[phrase[2] :] + " "
+    """The text between a phrase found in ``before`` and the number that follows it; a remark in parentheses
+    with no number is left out ("learning rate (eta) 0.05")."""
+    tail = terms.normalise_phrase(terms.ascii_symbol(before))[phrase[2] :] + " "
+    return re.sub(r"\([^()\d]*\)", " ", tail)
 
 
 def _inside_parentheses(text: str, index: int) -> bool:
@@ -731,20 +787,27 @@ def _paper_symbol(token: str) -> bool:
 def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[int], list[str]]:
     """Numbers named by a phrase before them ("batch size 256"), a unit after them ("150K steps"), or the
     label of a fragment that is only a number ("Batch size varies per task: 30 (CoLA)")."""
-    made: list[int] = []
+    made, body = _layers_of_units(body, b)
     unnamed: list[str] = []
     pending: list[numbers.Quantity] = []
     pending_qualifier: dict[int, str] = {}
     last_end = 0
-    label_phrase = terms.find_phrase(label) if label else None
+    label_phrase = _label_phrase(label) if label else None
     shape_end = -1
+    at_point = False  # inside "at epochs 30, 60 and 80": points in time, not values
     for i, q in enumerate(numbers.find_numbers(body)):
         if q.start < shape_end:
             continue  # a later dimension of a shape read below
         before = body[last_end : q.start]
+        at_point = (at_point and bool(re.fullmatch(r"\s*(?:,|and|or|,\s*and|,\s*or)\s*", before))) or bool(_AT_POINT.search(before))
+        if at_point:
+            last_end = q.end
+            continue  # "divided by 10 at epochs 30, 60 and 80": when, not how much
         interval = re.search(r"\b(?P<verb>[a-z]+ed)\s+every\s*$", before)
         if interval and isinstance(q.value, int) and _INTERVAL_VERBS.get(interval.group("verb")):
-            made.append(b.add(_value_check(_INTERVAL_VERBS[interval.group("verb")], q.value)))  # "evaluated every 500 steps"
+            verb = interval.group("verb")
+            target = verb in _TARGET_SYNC_VERBS and re.search(r"\btarget\b", before[: interval.start()], re.IGNORECASE)
+            made.append(b.add(_value_check("target_update_interval" if target else _INTERVAL_VERBS[verb], q.value)))  # "evaluated every 500 steps"
             last_end = q.end
             continue
         if re.search(r"\b(?:per|every)\s*$|\$\s*$", before):
@@ -778,21 +841,33 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
                 before = head
         words = re.match(r"\s*((?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)", after)
         following = words.group(1).split() if words else []
-        if phrase and _JOINER.fullmatch(_tail_after_phrase(before, phrase)):
+        modified = bool(phrase) and _modified_phrase(before, phrase)
+        if phrase and not modified and _JOINER.fullmatch(_tail_after_phrase(before, phrase)):
             name = phrase[0]
             own = terms.find_phrase(" ".join(following)) if "(" in _tail_after_phrase(before, phrase) and following else None
             if own and own[1] == 0:
                 name = own[0]  # "56 frames (7 AR steps)": the number in parentheses is named by its own words
+        elif phrase and not modified and phrase[0] in _CAPS and _CAP_JOINER.fullmatch(_tail_after_phrase(before, phrase)):
+            name = phrase[0]
+        if name is None and _AT_TIME.search(before) and _STEP_UNIT_OR_LIST.match(body, q.end):
+            at_point, last_end = True, q.end
+            continue  # "decayed at 60K and 80K iterations": when, not how long
+        following = following[: next((j for j, w in enumerate(following) if w.lower() in _MOD_STOP), len(following))]
         if name is None and q.unit not in _NON_PARAM_UNITS and following:
             phrase_after = terms.find_phrase(" ".join(following))  # "100 denoising steps" before "steps" alone
             if phrase_after and phrase_after[1] == 0 and len(phrase_after[0]) and " " in " ".join(following)[: phrase_after[2]]:
                 name = phrase_after[0]
         if name is None and isinstance(q.value, int) and q.value >= 16 and re.match(r"d\b", after):
             name = "hidden_size"  # "L-138M/768d": a model width
+        dimensional = re.match(r"-dim(?:ensional)?\s+(?P<np>(?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)", after)
+        if name is None and dimensional:  # "80-dimensional node embeddings": the embedding dimension
+            head = _leading_words(dimensional.group("np")).split()[-1:]
+            hit = terms.find_phrase(f"{_singular(head[0])} dimension") if head else None
+            name = hit[0] if hit and hit[1] == 0 else None
         unit_adjective = re.match(r"-[a-z]+\s+(?P<np>(?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)", after)
-        if name is None and unit_adjective:  # "0.25-degree latitude-longitude resolution"
-            np_text = unit_adjective.group("np")
-            hit = terms.find_phrase(np_text)
+        if name is None and unit_adjective and not dimensional:  # "0.25-degree latitude-longitude resolution"
+            np_text = _leading_words(unit_adjective.group("np"))  # "-layer MLP of width 256": not the width
+            hit = terms.find_phrase(np_text) if np_text else None
             if hit and hit[2] >= len(terms.normalise_phrase(terms.ascii_symbol(np_text))) - 1:
                 name = hit[0]
         adjective = re.match(r"-(?P<w>[a-z]{3,})\b", after) if isinstance(q.value, int) else None
@@ -817,6 +892,7 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             words = [w for w in rate.group("np").split() if w not in ("symmetric", "the", "a", "an")]
             known = terms.canonical_name(" ".join(words))
             name = known or (terms.identifier(" ".join(words)).lower() if len(words) >= 2 else None)  # "5% false positive rate"
+        lossy = False  # named by a plural whose modifiers were dropped: "2 time masks" is not every mask count
         in_list = bool(re.search(r"\d\s*(?:,|\band\b|\bor\b)\s*$", before))  # "0, 1, 2, 3 levels": the noun counts a list
         if name is None and isinstance(q.value, int) and q.value >= 2 and not q.percent and not in_list:
             plural = re.match(r"\s*(?P<mods>(?:[A-Za-z][\w\-]*\s+){0,3}?)(?P<noun>[A-Za-z][a-z]{2,}s)\b", after)
@@ -824,12 +900,22 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             if plural and noun.endswith("ss"):  # "80 class text prompts": "class" is not a plural
                 plural = re.match(r"\s*(?P<mods>(?:[A-Za-z][\w\-]*\s+){0,3}?)(?P<noun>[A-Za-z][a-z]{2,}[^s]s)\b", after)
                 noun = plural.group("noun").lower() if plural else ""
-            if plural and noun not in _NOT_COUNTS and (plural.group("noun")[0].islower() or not plural.group("mods").strip()):
+            through = plural and any(w.lower() in _MOD_STOP for w in plural.group("mods").split())  # "4 for view directions"
+            if plural and not through and noun not in _NOT_COUNTS and (plural.group("noun")[0].islower() or not plural.group("mods").strip()):
                 mods = plural.group("mods").split()
                 qualifier = _COUNT_QUALIFIERS.get(mods[-1].lower()) if mods else None
                 name = f"num_{qualifier}_{noun}" if qualifier else "num_" + noun  # "50 negative samples"
+                lossy = bool(mods)  # dropped or read as a qualifier, the modifier is the later number's own
         if name is None and i == 0 and label_phrase and not body[: q.start].strip():
             name = label_phrase[0]
+        row = re.fullmatch(r"\s*(?:[A-Z][\w\-.]*\s+){1,3}", body[: q.start]) and not body[q.end :].strip()
+        if name is None and i == 0 and label_phrase and row and not modified:
+            name = label_phrase[0]  # "Per-dataset batch sizes: Adult 256, Higgs 1024": one row of a per-task table
+        identifier = re.search(r"(?<![\w.])(?P<id>[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)\s*[:=]?\s*$", before)
+        if name is None and identifier:  # "colsample_bytree 0.8", "d_model 128": a code identifier names its value
+            name = terms.canonical_name(identifier.group("id"), b.aliases)
+        if name in _SHARE_NAMES and q.percent:
+            name = _SHARE_NAMES[name]  # "10% warmup": a share of the run, not a step count
         split = _SPLIT_LABELS.get(label.strip().lower()) if label else None
         if name is None and i == 0 and split and isinstance(q.value, int) and not body[: q.start].strip():
             name = f"num_{split}_samples"  # "test: 50 (control), 2000 (super-res)": the split's sizes, per case
@@ -851,11 +937,18 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             if not _inside_parentheses(body, q.start):
                 unnamed.append(q.raw)  # a number in a parenthetical remark qualifies, it is not a claim
             continue
+        if lossy:  # "width up to 27 and 2 time masks": the 27 is not a count of time masks
+            unnamed.extend(e.raw for e in pending if id(e) not in pending_qualifier)
+            pending = [e for e in pending if id(e) in pending_qualifier]
         for earlier in pending:
             own = pending_qualifier.get(id(earlier))
             kind = re.match(r"num_[a-z]+_(?P<noun>[a-z]+)$", name) if own else None
             made.append(b.add(_value_check(f"num_{own}_{kind.group('noun')}" if kind else name, earlier.value)))
         pending = []
+        if terms.lexicon_index().get(name.lower()) == "num_seeds":  # a protocol check: b.add renames only values
+            name = terms.name_in_context(name, f"{b.label} {b.fragment}", b.claim)
+            if name is None:
+                continue
         made.append(b.add(_value_check(name, q.value)))
         paired = re.match(r"\s*[A-Za-z][\w\-]*/(?P<other>[A-Za-z][\w\-]*)\b", after)
         other = terms.find_phrase(paired.group("other")) if paired else None
@@ -876,7 +969,75 @@ _COUNT_QUALIFIERS = {
     "testing": "test", "validation": "val", "val": "val", "calibration": "calibration", "labeled": "labeled",
     "unlabeled": "unlabeled", "labelled": "labeled", "unlabelled": "unlabeled", "static": "static",
     "dynamic": "dynamic", "encoder": "encoder", "decoder": "decoder", "hidden": "hidden",
+    "coarse": "coarse", "fine": "fine", "frequency": "freq", "time": "time",
 }  # fmt: skip  # "50 negative samples" -> num_negative_samples, "6 encoder layers" -> num_encoder_layers
+_TARGET_SYNC_VERBS = frozenset({"updated", "synchronized", "synced", "copied", "refreshed"})  # "target network updated every 10K steps"
+_MOD_STOP = frozenset(
+    "for of in on at to with from by per the a an and or over across into each every than as via after before".split()
+)  # words that end a noun phrase: "4 for view directions" does not count directions
+_AT_POINT = re.compile(r"\bat\s+(?:epochs?|steps?|iterations?|iters?|updates?)\s+$", re.IGNORECASE)
+_AT_TIME = re.compile(r"\bat\s+$", re.IGNORECASE)
+_STEP_UNIT_OR_LIST = re.compile(r"\s*(?:(?:iterations?|steps?|epochs?|updates?|iters?)\b|(?:,|and\b|or\b|$))", re.IGNORECASE)
+_SHARE_NAMES = {"warmup_steps": "warmup_ratio", "warmup_epochs": "warmup_ratio"}  # a percentage of a step count is a ratio
+_QUANTITY_MODIFIERS = frozenset(
+    "final minimum min coarsest finest lowest highest smallest largest last end terminal".split()
+)  # "finest resolution 2048", "final learning rate": another quantity than the phrase alone names
+_WORD_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}
+_LAYERS_OF_UNITS = re.compile(
+    r"(?<![\w.])(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+(?:[A-Za-z][\w\-]*\s+)?(?:hidden\s+)?layers?\s+"
+    r"(?:of|with)\s+(?P<m>\d+)\s+(?:hidden\s+)?(?:units|neurons)(?:\s+each)?\b",
+    re.IGNORECASE,
+)  # "two hidden layers with 256 units each", "2 LSTM layers with 40 hidden units"
+
+
+def _layers_of_units(body: str, b: _Builder) -> tuple[list[int], str]:
+    """"N layers of M units": the depth and the width of an MLP, read together (alone, "256 units" names nothing);
+    the text comes back with the span blanked."""
+    made: list[int] = []
+    for match in _LAYERS_OF_UNITS.finditer(body):
+        depth = match.group("n").lower()
+        made.append(b.add(_value_check("num_layers", _WORD_NUMBERS.get(depth) or int(depth))))
+        made.append(b.add(_value_check("hidden_size", int(match.group("m")))))
+        body = body[: match.start()] + " " * (match.end() - match.start()) + body[match.end() :]
+    return made, body
+
+
+def _modified_phrase(before: str, phrase: tuple[str, int, int]) -> bool:
+    """A phrase right after a word that makes it another quantity ("finest resolution", "final learning rate"),
+    unless that longer phrase is itself known."""
+    normalised = terms.normalise_phrase(terms.ascii_symbol(before))
+    previous = normalised[: phrase[1]].split()[-1:]
+    return bool(previous) and previous[0] in _QUANTITY_MODIFIERS
+
+
+def _leading_words(text: str) -> str:
+    """The words of a noun phrase before the first word that ends it ("MLP of width" -> "MLP")."""
+    words = text.split()
+    return " ".join(words[: next((j for j, w in enumerate(words) if w.lower() in _MOD_STOP), len(words))])
+
+
+def _singular(word: str) -> str:
+    word = word.lower()
+    return word[:-3] + "y" if word.endswith("ies") else word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def _label_phrase(label: str) -> tuple[str, int, int] | None:
+    """The parameter a fragment's label names, its last word read in the singular ("Per-dataset batch sizes");
+    a one-word phrase only when it ends the label ("Latent diffusion sampling" names no latent size)."""
+    words = label.split()
+    if not words:
+        return None
+    singular = " ".join(_singular(w) if w[1:].islower() else w for w in words)
+    hits = [h for h in (terms.find_phrase(singular), terms.find_phrase(label)) if h]
+    if not hits:
+        return None
+    hit = max(hits, key=lambda h: h[2] - h[1])
+    if hit is not hits[0]:
+        singular = label
+    text = terms.normalise_phrase(terms.ascii_symbol(singular))
+    if " " not in text[hit[1] : hit[2]] and hit[2] < len(text.rstrip()) - 1:
+        return None
+    return hit
 
 
 _INLINE_RE = re.compile(
@@ -896,6 +1057,7 @@ def _inline_assignments(text: str, b: _Builder) -> tuple[list[int], str]:
         context = " ".join(clause.split()[-3:])  # "at LoRA ranks r ∈ {8, 16}": the words naming r, same clause
         if value is None:
             continue
+        value = _as_sweep(value, match.group("val"), context, match.group(0))  # "n ∈ {1, 5, 25}": one run each
         previous = clause.split()[-1:] if clause.strip() else []
         if key.lower() in terms.generic_keys():
             if not previous or not re.fullmatch(r"[A-Za-z][\w\-]*", previous[0]):
@@ -967,8 +1129,12 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
     for rule, cues in terms.protocol_rule_cues().items():
         if any(cue in lowered for cue in cues):
             out.append(b.add(ProtocolCheck(rule=rule)))
-    for name in _frozen_targets(lowered) if dimension != Dimension.methodological else ():
-        out.append(b.add(ProtocolCheck(rule="frozen", name=name)))
+    # A method sentence names frozen parts among much else ("adapters after each block of the frozen backbone"):
+    # in D2 a frozen part is typed only from a statement that is the whole fragment (method_claims). A
+    # baseline's or an ablation's frozen parts are not the main method's, in any dimension.
+    if dimension != Dimension.methodological and not method_claims.describes_variant(b.claim):
+        for name in _frozen_targets(lowered):
+            out.append(b.add(ProtocolCheck(rule="frozen", name=name)))
     known = {h.target.lower() for h in found if h.category == "metric"}
     for base, qualifier in _listed_metrics(text):
         if qualifier:
@@ -1087,7 +1253,7 @@ def _context_reason(text: str, dimension: Dimension, label: str = "") -> str | N
 
 
 _MODEL_NAME_RE = re.compile(
-    r"\b[A-Za-z][\w.]*-[A-Za-z]{1,2}/\d+\b|\b[A-Za-z][\w.]*(?:-[A-Za-z]*\d[\w.]*)+\b|\b\d+(?:\.\d+)?B\b|\b[A-Z]+\d+[A-Za-z]*(?:/\d+)*\b|\b[123]D\b"
+    r"\b[A-Za-z][\w.]*-[A-Za-z]{1,2}/\d+\b|\b[A-Za-z][\w.]*(?:-[A-Za-z]*\d[\w.]*)+\b|\b\d+(?:\.\d+)?B\b|\b(?!L[12]\b)[A-Z]+\d+[A-Za-z]*(?:/\d+)*\b|\b[123]D\b"
 )
 
 
@@ -1200,6 +1366,7 @@ def _fragment(
             elif len(rest) > _MAX_UNEXPLAINED_WORDS:
                 reason = f"describes more than the named API(s): '{' '.join(rest[:6])} ...'"
         made += sampled + named
+        made, reason = method_claims.merge(body, b, made, reason)  # "R is initialized to zero", "B and A frozen"
     reason = re.sub(r"§+", "…", reason)  # masked model names, shown as an ellipsis
     made = [m for m in made if m >= 0]
     if b.lead_name and dimension == Dimension.numerical and (not made or reason):

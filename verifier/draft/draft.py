@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.compiler import numbers, orders, terms
-from verifier.compiler.claims import compile_claim
+from verifier.compiler.claims import Sweep, compile_claim
 from verifier.spec.model import SAU
 
 _DIM_CODE = {"numerical": "D1", "methodological": "D2", "protocol": "D3", "ordering": "D4"}
@@ -38,6 +38,8 @@ class Draft:
     seen: set[str] = field(default_factory=set)
 
     def add(self, dimension: str, claim: str, source: str, check: dict[str, Any], comments: list[str] | None = None) -> None:
+        if check.get("kind") == "value" and isinstance(check.get("expect"), Sweep):  # values swept over, one per run
+            check = {**{k: v for k, v in check.items() if k != "expect"}, "sweep": list(check["expect"])}
         key = repr((dimension, sorted((k, repr(v)) for k, v in check.items())))
         if key in self.seen:
             return
@@ -400,9 +402,10 @@ def _sentence_values(sentence: str) -> list[tuple[str, Any]]:
     for check in compiled.checks:
         if check.kind != "value" or not check.name or isinstance(check.expect, str):
             continue
+        value = Sweep(check.sweep) if check.sweep is not None else check.expect  # Draft.add writes `sweep:`
         named_count = counted and check.name.startswith("num_")
         if check.name.lower() in known or named_count or (explicit and len(check.name) <= 40):
-            out.append((check.name, check.expect))
+            out.append((check.name, value))
     return out
 
 

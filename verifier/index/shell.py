@@ -5,7 +5,10 @@ underscores (``--learning-rate`` -> ``learning_rate``); Hydra overrides keep the
 (``optim.lr``); a bare switch has the value ``"true"``; several values after one flag are joined by spaces.
 ``$VAR`` is replaced by an earlier ``VAR=`` value of the same script; loop variables stay as written
 (``"$seed"``) and get an ``env`` binding whose value is the tuple of loop values.
-Every flag is also a ``launch`` binding (owner = target script, path = flag name or Hydra key).
+Every flag is also a ``launch`` binding (owner = target script, path = flag name or Hydra key). A flag whose
+value is a loop variable (``for r in 8 16; do python train.py --rank $r``) or a Hydra multirun list
+(``python train.py -m rank=8,16``, ``range(1,4)``, ``choice(a,b)``) runs once per value, so it is one
+constant binding per value, all at the flag's line (at most ``MAX_SWEEP_VALUES``; more stay unresolved).
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ _HYDRA = re.compile(r"^(\+{0,2})([A-Za-z_][\w\-]*(?:[./@][\w\-]+)*)=(.*)$", re.D
 _EXPANSION = re.compile(r"^\$\{#?([A-Za-z_]\w*)(\[[@*]\])?(?::?[-=]([^}]*))?\}$")
 _MAX_DEPTH = 200
 _MAX_RANGE = 10_000
+MAX_SWEEP_VALUES = 64  # runs one launch line stands for, per flag: a longer sweep is left as written
+_VAR_REF = re.compile(r"^\$\{?([A-Za-z_]\w*)\}?$")
+_HYDRA_RANGE = re.compile(r"^range\(\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?(?:,\s*(-?\d+)\s*)?\)$")
+_HYDRA_CHOICE = re.compile(r"^choice\((.*)\)$", re.DOTALL)
 
 _parser = None
 
@@ -65,6 +72,7 @@ class _State:
     scalars: dict[str, str] = field(default_factory=dict)
     arrays: dict[str, tuple[str, ...]] = field(default_factory=dict)
     loop_vars: set[str] = field(default_factory=set)
+    loop_values: dict[str, tuple[str, ...]] = field(default_factory=dict)  # constant loop lists, by variable
     bindings: list[Binding] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
 
@@ -258,11 +266,18 @@ def _for(node, state: _State, depth: int) -> None:
         )
         state.loop_vars.add(name)
         state.scalars.pop(name, None)
+        outer = state.loop_values.pop(name, None)
+        if constant and values:
+            state.loop_values[name] = tuple(values)
     body = node.child_by_field_name("body")
     if body is not None:
         _walk(body, state, depth + 1)
     if var_node is not None:
-        state.loop_vars.discard(var_node.text.decode("utf-8", "replace"))
+        name = var_node.text.decode("utf-8", "replace")
+        state.loop_vars.discard(name)
+        state.loop_values.pop(name, None)
+        if outer is not None:
+            state.loop_values[name] = outer
 
 
 def _brace_range(text: str) -> list[str] | None:
@@ -382,6 +397,7 @@ def _normalise(path: str) -> str:
 def add_launch(state: _State, runner: str, target: str, rest: list[_Token], span: Span,
                env: tuple[tuple[str, str], ...] = ()) -> None:
     flags: list[tuple[str, str]] = []
+    multirun = any(t.text in ("-m", "--multirun") for t in rest)
     i = 0
     n = len(rest)
     while i < n:
@@ -405,8 +421,9 @@ def add_launch(state: _State, runner: str, target: str, rest: list[_Token], span
         m = _HYDRA.match(text)
         if m:
             key = m.group(2)
+            sweep = _hydra_sweep(m.group(3)) if multirun and tok.constant else None
             _flag(state, flags, target, key, [_Token(m.group(3), tok.constant, tok.line, tok.end_line)], tok,
-                  hydra=True)
+                  hydra=True, sweep=sweep)
         i += 1
     state.launches.append(Launch(runner, target, tuple(flags), span, env))
 
@@ -416,13 +433,25 @@ def _is_flag(text: str) -> bool:
 
 
 def _flag(state: _State, flags: list, target: str, name: str, values: list[_Token], at: _Token,
-          hydra: bool = False) -> None:
+          hydra: bool = False, sweep: list[str] | None = None) -> None:
     if hydra:
         path = name
         leaf = re.split(r"[./@]", name)[-1].replace("-", "_")
     else:
         path = leaf = name.replace("-", "_")
     if not leaf:
+        return
+    if sweep is None and len(values) == 1 and not values[0].constant:
+        ref = _VAR_REF.match(values[0].text)
+        if ref and ref.group(1) in state.loop_vars:
+            sweep = list(state.loop_values.get(ref.group(1), ())) or None
+    if sweep is not None and 1 <= len(sweep) <= MAX_SWEEP_VALUES:
+        flags.append((path, " ".join(v.text for v in values)))
+        span = Span(state.path, at.line, values[-1].end_line if values else at.end_line)
+        for item in sweep:  # one run per value: each is the flag's value in its run
+            state.bindings.append(
+                Binding(leaf, path, BindingKind.launch, item, number_value(item), True, "<module>", span, owner=target)
+            )
         return
     if values:
         text = " ".join(v.text for v in values)
@@ -439,6 +468,47 @@ def _flag(state: _State, flags: list, target: str, name: str, values: list[_Toke
         Binding(leaf, path, BindingKind.launch, text, value, constant, "<module>", Span(state.path, at.line, end),
                 owner=target)
     )
+
+
+def _hydra_sweep(text: str) -> list[str] | None:
+    """The values of a Hydra multirun override (`8,16,32`, `range(1,4)`, `choice(a,b)`); None if it is one value."""
+    text = text.strip()
+    ranged = _HYDRA_RANGE.match(text)
+    if ranged:  # Hydra's range(start, stop[, step]) excludes stop, like Python's
+        nums = [int(g) for g in ranged.groups() if g is not None]
+        start, stop, step = (0, nums[0], 1) if len(nums) == 1 else (nums[0], nums[1], nums[2] if len(nums) > 2 else 1)
+        if step == 0 or abs(stop - start) // abs(step) > MAX_SWEEP_VALUES:
+            return None
+        return [str(x) for x in range(start, stop, step)] or None
+    choice = _HYDRA_CHOICE.match(text)
+    body = choice.group(1) if choice else text
+    items = _top_level_split(body)
+    if items is None or (len(items) < 2 and not choice):
+        return None
+    return [item.strip().strip("'\"") for item in items if item.strip()] or None
+
+
+def _top_level_split(text: str) -> list[str] | None:
+    """Split at commas outside brackets and quotes (`[1,2],[3,4]` is two values); None if unbalanced."""
+    items, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    if depth or quote:
+        return None
+    items.append(text[start:])
+    return items
 
 
 def tokens_from_words(words: list[str], line: int) -> list[_Token]:

@@ -59,7 +59,16 @@ class ValueCheck(_CheckBase):
     kind: Literal["value"] = "value"
     name: str | None = Field(default=None, description="Canonical parameter name, expanded through the lexicon.")
     names: list[str] | None = Field(default=None, description="Several names for the same parameter.")
-    expect: Any = Field(description="Expected value: number, string, bool or list.")
+    expect: Any = Field(
+        default=None,
+        description="Expected value: number, string, bool or list (a list is one tuple-valued setting: betas, a shape).",
+    )
+    sweep: list[Any] | None = Field(
+        default=None,
+        min_length=1,
+        description="Values the parameter is swept over, one per run (r in {8, 16, 32}): each must be found among "
+        "the runs the repo launches. Give `sweep` or `expect`, not both.",
+    )
     tolerance: float | None = Field(default=None, ge=0, description="Relative tolerance; default exact.")
     call: str | None = Field(default=None, description="Only the value that reaches this call.")
     arg: str | int | None = Field(default=None, description="Keyword name or position of the argument of `call`.")
@@ -68,7 +77,21 @@ class ValueCheck(_CheckBase):
     def _needs_a_name(self) -> "ValueCheck":
         if not self.name and not self.names and not (self.call and self.arg is not None):
             raise ValueError("a value check needs `name`, `names`, or `call` with `arg`")
+        # `expect: null` is a claim (the value is None), so "given" is whether the field was written.
+        has_expect, has_sweep = "expect" in self.model_fields_set, self.sweep is not None
+        if has_expect == has_sweep:
+            raise ValueError(
+                "a value check needs exactly one of `expect` (the value) and `sweep` (the values swept over, one per run)"
+                if has_sweep
+                else "a value check needs `expect` (the value) or `sweep` (the values swept over, one per run)"
+            )
+        if has_sweep and self.call:
+            raise ValueError("`sweep` applies to a parameter's `name`/`names`, not to `call` with `arg`: use `expect`")
         return self
+
+    def expected(self) -> Any:
+        """The claimed value, or the swept values as a list (for reports and precision counts)."""
+        return list(self.sweep) if self.sweep is not None else self.expect
 
     def all_names(self) -> list[str]:
         out: list[str] = []

@@ -25,7 +25,8 @@ _MODEL_DESCRIPTIONS = {
     "SAU": "A Semantic Alignment Unit: one claim of the paper, in one dimension, with its checks.",
     "Deviation": "A known, documented departure from the paper.",
     "CountRange": "How many matching calls are expected.",
-    "ValueCheck": "The effective value of a parameter equals `expect`.",
+    "ValueCheck": "The effective value of a parameter equals `expect`, or the runs the repository launches take "
+    "every value of `sweep`.",
     "CallCheck": "The repository calls an API with the given arguments.",
     "ExistsCheck": "A component is implemented (not a stub) and, with `reachable`, called from an entry point.",
     "InitCheck": "A parameter or tensor is initialised with the given scheme.",
@@ -93,6 +94,8 @@ _ONE_OF_REQUIRED = {
     "PatternCheck": [["require"], ["forbid"]],
 }
 
+_EXACTLY_ONE_OF = {"ValueCheck": ["expect", "sweep"]}
+
 
 def generate() -> dict[str, Any]:
     schema = Spec.model_json_schema(by_alias=True, mode="validation")
@@ -109,6 +112,9 @@ def generate() -> dict[str, Any]:
             model["required"] = ["kind", *[r for r in model.get("required", []) if r != "kind"]]
         if name in _ONE_OF_REQUIRED:
             model["anyOf"] = [{"required": fields} for fields in _ONE_OF_REQUIRED[name]]
+    # Exactly one of these fields (the model validators enforce it).
+    for name, alternatives in _EXACTLY_ONE_OF.items():
+        defs[name]["oneOf"] = [{"required": [field]} for field in alternatives]
     defs["SAU"]["not"] = {"required": ["check", "checks"]}
     spellings = [d.value for d in Dimension] + [DIMENSION_CODES[d] for d in Dimension]
     defs["Dimension"] = {

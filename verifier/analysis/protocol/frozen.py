@@ -9,6 +9,8 @@ Counter-evidence: an optimizer built over the named object's parameters with no 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import re
 
 from verifier.analysis.protocol.common import (
     FileView,
@@ -61,7 +63,14 @@ def _barriers(view: FileView, key: str) -> list[tuple[ast.AST, str]]:
                 out.append((node, "PEFT freezes the base model"))
             elif "freeze" in tokens(leafname) and any(_mentions(a, key) for a in list(node.args) + [node.func]):
                 out.append((node, f"`{name}(...)`"))
+            elif leafname == "register_buffer" and node.args and isinstance(node.args[0], ast.Constant) and \
+                    isinstance(node.args[0].value, str) and _same(node.args[0].value, key):
+                out.append((node, "a registered buffer (no gradient)"))
         elif isinstance(node, ast.Assign):
+            if isinstance(node.value, ast.Call) and (dotted(node.value.func) or "").rsplit(".", 1)[-1] == "Parameter" and any(
+                    k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is False
+                    for k in node.value.keywords) and any(_mentions(t, key) for t in node.targets):
+                out.append((node, "nn.Parameter(..., requires_grad=False)"))
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and target.attr == "requires_grad" and \
                         isinstance(node.value, ast.Constant) and node.value.value is False:
@@ -97,7 +106,49 @@ def _optimizers(view: FileView) -> list[ast.Call]:
 
 
 def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
+    """The name as written; when nothing is called so, the spec's aliases of it, then (for a paper symbol such
+    as ``B``) the code names ending in it (``lora_B``): pass if one of them is frozen."""
     raw = str(params["name"])
+    alternates = other_spellings(ctx, raw, scope)
+    if not (_SYMBOL.fullmatch(raw) and alternates):
+        # a one-letter symbol is a code name's word piece (lora_B) before it is a variable (B, T, C = x.shape)
+        result = _evaluate(raw, ctx, scope, symbol=bool(_SYMBOL.fullmatch(raw)) and raw[0].isupper() and not alternates)
+        if result.status is not Status.missing or not alternates:
+            return result
+    tried = [(alt, _evaluate(alt, ctx, scope)) for alt in alternates]
+    found = [t for t in tried if t[1].status is not Status.missing]
+    if not found:
+        return _evaluate(raw, ctx, scope, symbol=bool(_SYMBOL.fullmatch(raw)) and raw[0].isupper())
+    alt, best = next((t for t in found if t[1].status is Status.pass_), found[0])
+    return dataclasses.replace(best, message=f"`{raw}` is `{alt}` in the code: {best.message}")
+
+
+_SYMBOL = re.compile(r"[A-Za-z][0-9]?")
+
+
+def other_spellings(ctx, raw: str, scope: str | None) -> list[str]:
+    """The spec's aliases of ``raw``, then for a one-letter paper symbol the identifiers that end in it as a
+    word piece, case kept (``lora_B``, ``W_B`` for ``B``; not ``bias``)."""
+    try:
+        aliases = dict(ctx.aliases)
+    except AttributeError:  # a bare index context (rule examples) has no spec
+        aliases = {}
+    out = [a for a in aliases.get(raw, [])]
+    out += [k for k, spellings in aliases.items() if raw in spellings and k != raw]
+    out += [s for k, spellings in aliases.items() if raw in spellings for s in spellings if s != raw]
+    if _SYMBOL.fullmatch(raw):
+        ending = re.compile(rf"^[A-Za-z][A-Za-z0-9]*_{re.escape(raw)}$")
+        for view in views_mentioning(ctx, [f"_{raw}"], scope):
+            for node in ast.walk(view.tree):
+                name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+                if name and ending.match(name):
+                    out.append(name)
+    return sorted(set(out) - {raw}, key=lambda n: (out.index(n), n))
+
+
+def _evaluate(raw: str, ctx, scope: str | None, symbol: bool = False) -> CheckResult:
+    """``symbol``: ``raw`` is a paper symbol no code name ends in; a bare ``B`` in the code may be anything
+    (a batch size), so only a barrier or an optimizer over it decides, else it stays unverified."""
     key = norm(raw.rsplit(".", 1)[-1])
     variants = sorted({raw, raw.rsplit(".", 1)[-1], raw.replace("_", ""), raw.rstrip("s")})
     views = views_mentioning(ctx, variants, scope)
@@ -125,6 +176,9 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
         v, opt = trained[0]
         return CheckResult.failed(KIND, Status.mismatch, f"the optimizer at {v.path}:{opt.lineno} updates `{raw}`",
                                   [evidence(ctx, v.path, opt, "rule")])
+    if symbol:
+        return CheckResult.unverified(KIND, f"the paper symbol `{raw}` names no code object (no identifier ends in _{raw}); "
+                                            "an alias in the spec says which it is")
     if seen:
         v, node = seen[0]
         return CheckResult.failed(KIND, Status.mismatch, f"`{raw}` is used but nothing stops gradients reaching it",

@@ -1,0 +1,222 @@
+"""Method statements in free-text claims (verifier/compiler/method_claims.py): initialisation -> `init`, frozen
+parts -> `frozen` protocol checks, adapter placement in code names -> `target_modules`; and those checks run on
+small LoRA-style repos where the paper's symbols (R, B, A) are the code's word pieces (lora_R, lora_B, lora_A)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from verifier.analysis.protocol import implementation, load_rule, with_defaults
+from verifier.analysis.protocol.examples import context_for
+from verifier.compiler import compile_claim
+from verifier.engine import run_repo
+from verifier.spec.model import SAU
+
+
+def compiled(claim: str, dimension: str = "D2", aliases: dict | None = None):
+    return compile_claim(SAU(id="m-D2-001", dimension=dimension, claim=claim), aliases)
+
+
+def dumps(result) -> list[dict]:
+    return [{"kind": c.kind, **c.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True)} for c in result.checks]
+
+
+# ----- what the compiler makes of a statement -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("claim", "checks"),
+    [
+        (
+            "Adapter update: R is initialized to zero, B and A remain frozen throughout training",
+            [{"kind": "init", "name": "R", "expect": "zeros"},
+             {"kind": "protocol", "rule": "frozen", "name": "B"},
+             {"kind": "protocol", "rule": "frozen", "name": "A"}],
+        ),
+        (
+            "The gate is zero-initialized; the text encoder is kept frozen",
+            [{"kind": "init", "name": "gate", "expect": "zeros"}, {"kind": "protocol", "rule": "frozen", "name": "text_encoder"}],
+        ),
+        ("Q is initialized to the identity matrix", [{"kind": "init", "name": "Q", "expect": "identity"}]),
+        ("lora_A is initialized with Kaiming uniform initialization", [{"kind": "init", "name": "lora_A", "expect": "kaiming_uniform"}]),
+        ("the classification head is initialized to zeros before fine-tuning", [{"kind": "init", "name": "head", "expect": "zeros"}]),
+        (
+            "B (d×r) and A (r×k) fixed after initialization",
+            [{"kind": "protocol", "rule": "frozen", "name": "B"}, {"kind": "protocol", "rule": "frozen", "name": "A"}],
+        ),
+        ("freeze the backbone", [{"kind": "protocol", "rule": "frozen", "name": "backbone"}]),
+        ("LoRA applied to q_proj and v_proj", [{"kind": "value", "name": "target_modules", "expect": ["q_proj", "v_proj"]}]),
+        (
+            "LoRA applied to q_proj, k_proj and v_proj",
+            [{"kind": "value", "name": "target_modules", "expect": ["q_proj", "k_proj", "v_proj"]}],
+        ),
+    ],
+)
+def test_whole_statements_become_exact_checks(claim, checks):
+    result = compiled(claim)
+    assert dumps(result) == checks
+    assert result.coverage == "full" and result.leftover == []
+
+
+@pytest.mark.parametrize(
+    ("claim", "reason"),
+    [
+        ("Only R is trained", "which parts are trained (R): no check verifies that a part is trained"),
+        ("R is the sole trainable parameter", "which parts are trained (R)"),
+        ("Linear probing (baseline): the backbone is frozen", "describes a baseline or an ablation"),
+        ("W_0 frozen", "the paper symbol W_0 names no code object (add an alias)"),
+        ("moments initialized to zero", "'moments' is optimiser or runtime state, not a parameter"),
+        ("biases initialized to zero", "an initialisation of every layer's weights or biases"),
+        ("LoRA applied to the query and value projections", "placement (which modules the method is attached to) in plain words"),
+        ("the prediction head is initialized from the text embeddings", "initialised from another tensor or model"),
+    ],
+)
+def test_recognised_but_uncheckable_statements_are_left_with_their_reason(claim, reason):
+    result = compiled(claim)
+    assert result.checks == [] and result.coverage == "none"
+    (fragment,) = result.fragments
+    assert fragment.outcome == "leftover" and fragment.reason.startswith(reason)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "a_1 and a_2 are fixed",  # constants, not frozen tensors: "fixed" needs "after initialization"/"during training"
+        "adapters are inserted after each block of the frozen backbone",  # a method sentence saying more than "frozen"
+        "The method is applied to ODE1 and ODE2",  # where an experiment runs, not where a module goes
+    ],
+)
+def test_no_frozen_or_placement_check_from_sentences_that_are_not_such_statements(claim):
+    kinds = {(c.kind, getattr(c, "rule", None)) for c in compiled(claim).checks}
+    assert ("protocol", "frozen") not in kinds and not any(c.kind == "value" for c in compiled(claim).checks)
+
+
+def test_baseline_frozen_parts_are_not_checked_in_protocol_claims_either():
+    assert ("protocol", "frozen") not in {(c.kind, getattr(c, "rule", None)) for c in compiled("Linear probing baseline: the backbone is kept frozen", "D3").checks}
+    assert dumps(compiled("the backbone is kept frozen", "D3")) == [{"kind": "protocol", "rule": "frozen", "name": "backbone"}]
+
+
+def test_an_aliased_paper_symbol_is_named_as_written():
+    assert dumps(compiled("W_0 frozen", aliases={"base_weight": ["W_0"]})) == [{"kind": "protocol", "rule": "frozen", "name": "W_0"}]
+
+
+# ----- the checks on small repos ---------------------------------------------------------------------------------
+LORA_SB = """\
+import torch
+from torch import nn
+
+
+class LoRASBLinear(nn.Module):
+    def __init__(self, base, rank):
+        super().__init__()
+        self.base = base
+        self.lora_A = nn.Parameter(torch.randn(rank, base.in_features))
+        self.lora_B = nn.Parameter(torch.randn(base.out_features, rank))
+        self.lora_R = nn.Parameter(torch.zeros(rank, rank))
+        self.lora_A.requires_grad_(False)
+        self.lora_B.requires_grad_(False)
+
+    def forward(self, x):
+        return self.base(x) + x @ self.lora_A.T @ self.lora_R.T @ self.lora_B.T
+
+
+def main():
+    layer = LoRASBLinear(nn.Linear(16, 16), 4)
+    optimizer = torch.optim.AdamW([p for p in layer.parameters() if p.requires_grad], lr=1e-4)
+    print(optimizer)
+
+
+if __name__ == "__main__":
+    main()
+"""
+CLAIM = "Adapter update: R is initialized to zero, B and A remain frozen throughout training"
+
+
+def _verdict(tmp_path: Path, source: str, claim: str = CLAIM, aliases: dict | None = None):
+    repo = tmp_path / "repo"
+    repo.mkdir(parents=True)
+    (repo / "model.py").write_text(source)
+    spec = {"version": 1, "paper": {"id": "m"}, "saus": [{"id": "m-D2-001", "dimension": "methodological", "claim": claim}]}
+    if aliases:
+        spec["aliases"] = aliases
+    (repo / "sau.yaml").write_text(yaml.safe_dump(spec))
+    (verdict,) = run_repo(repo, use_cache=False).verdicts
+    return verdict
+
+
+def _where(result) -> list[tuple[str, int, str]]:
+    return [(e.file, e.line, e.role) for e in result.evidence]
+
+
+def test_faithful_lora_sb_repo_passes_with_the_symbols_resolved_to_its_code_names(tmp_path):
+    verdict = _verdict(tmp_path, LORA_SB)
+    assert (verdict.status.value, verdict.score) == ("pass", 1.0)
+    init, frozen_b, frozen_a = verdict.checks
+    assert init.message == "R (lora_R) is initialised with zeros at model.py:11."
+    assert _where(init) == [("model.py", 11, "init")]
+    assert frozen_b.message == "`B` is `lora_B` in the code: `lora_B` is frozen: requires_grad_(False) (model.py:13)"
+    assert _where(frozen_b) == [("model.py", 13, "rule")] and _where(frozen_a) == [("model.py", 12, "rule")]
+
+
+def test_random_initialised_r_fails_its_init_check(tmp_path):
+    verdict = _verdict(tmp_path, LORA_SB.replace("torch.zeros(rank, rank)", "torch.randn(rank, rank) * 0.02"))
+    assert (verdict.status.value, verdict.score) == ("partial", 0.5)
+    init = verdict.checks[0]
+    assert (init.status.value, init.score) == ("mismatch", 0.0)
+    assert "normal where zeros is claimed" in init.message and _where(init) == [("model.py", 11, "init")]
+
+
+def test_trainable_b_fails_its_frozen_check(tmp_path):
+    verdict = _verdict(tmp_path, LORA_SB.replace("        self.lora_B.requires_grad_(False)\n", ""))
+    assert (verdict.status.value, verdict.score) == ("partial", 0.5)
+    frozen_b = verdict.checks[1]
+    assert (frozen_b.status.value, frozen_b.score) == ("mismatch", 0.0)
+    assert frozen_b.message == "`B` is `lora_B` in the code: `lora_B` is used but nothing stops gradients reaching it"
+    assert _where(frozen_b) == [("model.py", 10, "missing-near")]
+
+
+def test_buffers_and_parameters_without_grad_are_frozen(tmp_path):
+    source = LORA_SB.replace(
+        "        self.lora_B = nn.Parameter(torch.randn(base.out_features, rank))\n",
+        '        self.register_buffer("lora_B", torch.randn(base.out_features, rank))\n',
+    ).replace("nn.Parameter(torch.randn(rank, base.in_features))", "nn.Parameter(torch.randn(rank, base.in_features), requires_grad=False)")
+    source = source.replace("        self.lora_A.requires_grad_(False)\n        self.lora_B.requires_grad_(False)\n", "")
+    verdict = _verdict(tmp_path, source)
+    assert (verdict.status.value, verdict.score) == ("pass", 1.0)
+    _, frozen_b, frozen_a = verdict.checks
+    assert "a registered buffer (no gradient)" in frozen_b.message and _where(frozen_b) == [("model.py", 10, "rule")]
+    assert "nn.Parameter(..., requires_grad=False)" in frozen_a.message and _where(frozen_a) == [("model.py", 9, "rule")]
+
+
+def test_a_symbol_no_code_name_ends_in_is_unverified_not_a_failure(tmp_path):
+    source = LORA_SB.replace("lora_A", "down").replace("lora_B", "up").replace("lora_R", "core")
+    source = source.replace("    def forward(self, x):\n", "    def forward(self, x):\n        B, T = x.shape\n")
+    verdict = _verdict(tmp_path, source)
+    assert (verdict.status.value, verdict.score) == ("unverified", None)
+    assert [c.status.value for c in verdict.checks] == ["unverified", "unverified", "unverified"]
+    assert "the paper symbol `B` names no code object" in verdict.checks[1].message
+
+
+def test_spec_aliases_name_the_code_object(tmp_path):
+    source = LORA_SB.replace("lora_A", "down").replace("lora_B", "up").replace("lora_R", "core")
+    verdict = _verdict(tmp_path, source, aliases={"core": ["R"], "up": ["B"], "down": ["A"]})
+    assert (verdict.status.value, verdict.score) == ("pass", 1.0)
+    assert verdict.checks[0].message == "R (core) is initialised with zeros at model.py:11."
+
+
+def test_frozen_rule_symbol_prefers_the_code_name_to_a_bare_variable():
+    files = {"m.py": "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        self.lora_B = torch.nn.Parameter(torch.zeros(2, 2))\n"
+                     "        self.lora_B.requires_grad_(False)\n    def forward(self, x):\n        B, T = x.shape\n        return x\n"}
+    result = implementation("frozen")(with_defaults("frozen", {"name": "B"}), context_for(files), None, load_rule("frozen"))
+    assert (result.status.value, result.score) == ("pass", 1.0)
+    assert [(e.file, e.line) for e in result.evidence] == [("m.py", 5)]
+
+
+def test_placement_in_code_names_is_checked_against_the_lora_config(tmp_path):
+    source = 'from peft import LoraConfig\n\n\ndef build():\n    return LoraConfig(r=8, target_modules=["q_proj", "v_proj"])\n'
+    good = _verdict(tmp_path / "a", source, claim="LoRA applied to q_proj and v_proj")
+    assert (good.status.value, good.score) == ("pass", 1.0) and _where(good.checks[0])[0][:2] == ("model.py", 5)
+    drifted = _verdict(tmp_path / "b", source.replace('"v_proj"', '"o_proj"'), claim="LoRA applied to q_proj and v_proj")
+    assert (drifted.status.value, drifted.score) == ("partial", 0.5)
+    assert "has 1 of the 2 claimed elements" in drifted.checks[0].message
