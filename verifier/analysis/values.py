@@ -173,6 +173,7 @@ class SweepValue:
     value: Any
     candidate: Candidate
     how: str  # "launch flag", "config key", "list iterated at train.py:12", ...
+    loop: str = ""  # file:line of the loop that iterates a list-valued setting
 
     @property
     def link(self) -> Link:
@@ -511,7 +512,7 @@ class ValueResolver:
         singular = [s for s in _singular_forms(given) if s not in given]
         res = self.resolve(given + singular, scope)
         out = SweepResolution(res)
-        collected: list[tuple[Any, Candidate, str]] = []
+        collected: list[SweepValue] = []
         for cand in res.top:
             self._sweep_members(cand, KIND_LABEL.get(cand.source.kind, cand.source.kind.value), collected, out)
         collected += self._unflagged_defaults(res)
@@ -527,19 +528,19 @@ class ValueResolver:
             link = res.library_default
             pseudo = Binding(link.name, link.name, BindingKind.kwarg, link.expr, link.value, True, "<module>",
                              Span(link.file, link.line, link.end_line))
-            collected.append((link.value, Candidate(pseudo, link.value, True, 0, pseudo, (link,)), link.note))
-        collected.sort(key=lambda item: (_binding_key(item[1].source), _sort_text(item[0])))
-        for value, cand, how in collected:
-            if not any(_equal_values(value, kept.value) for kept in out.values):
-                out.values.append(SweepValue(value, cand, how))
+            collected.append(SweepValue(link.value, Candidate(pseudo, link.value, True, 0, pseudo, (link,)), link.note))
+        collected.sort(key=lambda item: (_binding_key(item.candidate.source), _sort_text(item.value)))
+        for item in collected:
+            if not any(_equal_values(item.value, kept.value) for kept in out.values):
+                out.values.append(item)
         return out
 
     def _sweep_members(
-        self, cand: Candidate, label: str, collected: list[tuple[Any, Candidate, str]], out: SweepResolution
+        self, cand: Candidate, label: str, collected: list[SweepValue], out: SweepResolution
     ) -> None:
         """A scalar is one run's value; a list is a sweep only where the code iterates it."""
         if not isinstance(cand.value, (list, tuple)) or not cand.value:
-            collected.append((cand.value, cand, label))
+            collected.append(SweepValue(cand.value, cand, label))
             return
         leaves = {cand.binding.name, cand.source.name, _leaf(cand.binding.path), _leaf(cand.source.path)}
         site = next((s for s in (self.iteration_site(leaf) for leaf in sorted(leaves) if leaf) if s), None)
@@ -548,14 +549,14 @@ class ValueResolver:
                 out.uniterated.append(cand)
             return
         for item in cand.value:
-            collected.append((item, cand, f"list iterated at {site}"))
+            collected.append(SweepValue(item, cand, f"list iterated at {site}", site))
 
-    def _unflagged_defaults(self, res: Resolution) -> list[tuple[Any, Candidate, str]]:
+    def _unflagged_defaults(self, res: Resolution) -> list[SweepValue]:
         """A launch line that runs a program without the flag runs it at the option's default: with
         `python train.py` and `python train.py --rank 64` the runs take the default and 64."""
         if not res.top or any(c.source.kind is not BindingKind.launch for c in res.top):
             return []
-        out: list[tuple[Any, Candidate, str]] = []
+        out: list[SweepValue] = []
         for default in res.overridden:
             option = default.source
             if option.kind not in (BindingKind.argparse, BindingKind.click) or option.span.file not in self.index.files:
@@ -567,8 +568,8 @@ class ValueResolver:
                     continue
                 passed = {_leaf(flag.lstrip("-+~").replace("-", "_")).lower() for flag, _ in launch.flags}
                 if not passed & names:
-                    out.append((default.value, default, f"default ({launch.span.file}:{launch.span.line} runs "
-                                f"{launch.target} without the flag)"))
+                    out.append(SweepValue(default.value, default, f"default ({launch.span.file}:{launch.span.line} "
+                                          f"runs {launch.target} without the flag)"))
                     break
         return out
 

@@ -166,6 +166,7 @@ def _check_sweep(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
     )
     if runs:
         evidence = [_evidence(ctx, r.link, "effective") for _, r in matched]
+        evidence += [_loop_evidence(ctx, loop) for loop in sorted({r.loop for _, r in matched if r.loop})]
         parts = []
         if matched:
             parts.append("runs take " + ", ".join(f"{fmt(c)} ({_sweep_where(r)})" for c, r in matched[:8])
@@ -188,8 +189,8 @@ def _check_sweep(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
             f"{label}: {cand.binding.name} = {fmt(cand.value)} at {link.where()} lists values, but no loop in the "
             f"code iterates it; claimed a sweep over {_listing(swept)}"
         )
-        return CheckResult.failed(KIND, Status.missing, message, _sorted([_evidence(ctx, link, "missing-near")] + context),
-                                  **details)
+        evidence = _sorted([_evidence(ctx, link, "missing-near")] + context)
+        return CheckResult.failed(KIND, Status.missing, message, evidence, **details)
     if res.unresolved:
         first = res.unresolved[0]
         message = f"{label}: {first.binding.name} at {first.binding.span.file}:{first.binding.span.line} " + (
@@ -207,6 +208,13 @@ def _check_sweep(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
         return CheckResult.failed(KIND, Status.missing, message, _sorted(context), **details)
     shown = ", ".join(res.names[:6]) + (", ..." if len(res.names) > 6 else "")
     return CheckResult.failed(KIND, Status.missing, f"no binding of {label} ({shown}) in the repo", (), **details)
+
+
+def _loop_evidence(ctx: Context, loop: str) -> Evidence:
+    """The loop that makes a list-valued setting a sweep: what the verdict rests on besides the list."""
+    file, _, line = loop.rpartition(":")
+    at = int(line)
+    return Evidence(file, at, at, _snippet(ctx, file, at, at), "source", "iterates the list")
 
 
 def _sweep_where(run: Any) -> str:

@@ -548,6 +548,15 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         one_minus = _ONE_MINUS_KEY.match(key)
         if one_minus and isinstance(expect, (int, float)) and not isinstance(expect, bool) and 0 <= expect <= 1:
             key, key_expect = one_minus.group("sym"), numbers.to_number(round(1 - expect, 12))  # 1 - beta = 0.05
+        words = key.strip().split()
+        generic = bool(words) and words[-1].lower() in terms.generic_keys()  # "hidden dim": a compound, read below
+        if words and _is_symbol(words[-1]) and not generic and key.strip() not in b.aliases and not isinstance(key_expect, str):
+            value_end = re.match(r"\s*[\[{(]?[^\s\]})]*[\]})]?", raw_val)
+            spelled = _spelled_symbol(words[-1], words[-2:-1], raw_val[value_end.end() :] if value_end else "")
+            if spelled:  # "T = 1000 diffusion steps", "GAE λ = 0.95": the symbol is how the paper writes a known name
+                names = [n for n in _symbol_names(words[-1], label) if n != spelled]
+                made.append(b.add(ValueCheck(name=spelled, names=names or None, **_expectation(key_expect))))
+                continue
         name = _name_for(key, b.aliases, unit, label)
         if name and name.lower() in terms.GREEK_NAMES and _is_symbol(key) and name not in b.aliases:
             made.append(b.add(_symbol_check(key, key_expect, label)))  # λ: lam, lambda_, ... and the label's words
@@ -795,12 +804,17 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
     label_phrase = _label_phrase(label) if label else None
     shape_end = -1
     at_point = False  # inside "at epochs 30, 60 and 80": points in time, not values
+    points: list[tuple[numbers.Quantity, str]] = []  # ... and the text before each
     for i, q in enumerate(numbers.find_numbers(body)):
         if q.start < shape_end:
             continue  # a later dimension of a shape read below
         before = body[last_end : q.start]
         at_point = (at_point and bool(re.fullmatch(r"\s*(?:,|and|or|,\s*and|,\s*or)\s*", before))) or bool(_AT_POINT.search(before))
+        if not at_point:
+            made.extend(_milestones(points, body, b))
+            points = []
         if at_point:
+            points.append((q, body[: q.start]))
             last_end = q.end
             continue  # "divided by 10 at epochs 30, 60 and 80": when, not how much
         interval = re.search(r"\b(?P<verb>[a-z]+ed)\s+every\s*$", before)
@@ -851,7 +865,15 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             name = phrase[0]
         if name is None and _AT_TIME.search(before) and _STEP_UNIT_OR_LIST.match(body, q.end):
             at_point, last_end = True, q.end
+            points.append((q, body[: q.start]))
             continue  # "decayed at 60K and 80K iterations": when, not how long
+        if name is None and q.unit in ("khz", "hz") and not q.percent:  # "16 kHz audio": the sampling rate, in Hz
+            q = dataclasses.replace(q, value=numbers.to_number(q.value * (1000 if q.unit == "khz" else 1)))
+            name = "sample_rate"
+        if name is None and _PART_OF.search(before):
+            unnamed.append(q.raw)
+            last_end = q.end
+            continue  # "a projection head of 2 layers": the head's depth, not the model's num_layers
         following = following[: next((j for j, w in enumerate(following) if w.lower() in _MOD_STOP), len(following))]
         if name is None and q.unit not in _NON_PARAM_UNITS and following:
             phrase_after = terms.find_phrase(" ".join(following))  # "100 denoising steps" before "steps" alone
@@ -955,7 +977,25 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         if other and other[1] == 0 and other[0] != name:  # "5% FPR/FNR": the value of both
             made.append(b.add(_value_check(other[0], q.value)))
     unnamed.extend(q.raw for q in pending)
+    made.extend(_milestones(points, body, b))
     return made, unnamed
+
+
+_DECAY_AT = re.compile(
+    r"\b(?:decay\w*|divided|multiplied|dropped|reduced|decreased|lowered)\b[^,;:]*\bat\s+(?:(?:epochs?|steps?|iterations?|iters?)\s+)?$",
+    re.IGNORECASE,
+)
+
+
+def _milestones(points: list[tuple[numbers.Quantity, str]], body: str, b: _Builder) -> list[int]:
+    """"learning rate decayed at 60K and 80K iterations": the steps a step schedule decays at (MultiStepLR's
+    milestones); points in time after anything else name nothing. A list that runs to the end of the fragment
+    may go on in the next one ("at epochs 30, 60 and 80" is cut at its commas), so it is not read."""
+    if not points or not _DECAY_AT.search(points[0][1]) or not all(isinstance(q.value, int) for q, _ in points):
+        return []
+    if not re.match(r"\s*[A-Za-z]", body[points[-1][0].end :]):
+        return []
+    return [b.add(_value_check("lr_milestones", [q.value for q, _ in points]))]
 
 
 _SPLIT_LABELS = {"train": "train", "training": "train", "test": "test", "testing": "test", "val": "val", "validation": "val"}
@@ -976,6 +1016,7 @@ _MOD_STOP = frozenset(
     "for of in on at to with from by per the a an and or over across into each every than as via after before".split()
 )  # words that end a noun phrase: "4 for view directions" does not count directions
 _AT_POINT = re.compile(r"\bat\s+(?:epochs?|steps?|iterations?|iters?|updates?)\s+$", re.IGNORECASE)
+_PART_OF = re.compile(r"\b(?:head|projector|predictor|neck|branch|tower|stem)\s+(?:of|with)\s+$", re.IGNORECASE)
 _AT_TIME = re.compile(r"\bat\s+$", re.IGNORECASE)
 _STEP_UNIT_OR_LIST = re.compile(r"\s*(?:(?:iterations?|steps?|epochs?|updates?|iters?)\b|(?:,|and\b|or\b|$))", re.IGNORECASE)
 _SHARE_NAMES = {"warmup_steps": "warmup_ratio", "warmup_epochs": "warmup_ratio"}  # a percentage of a step count is a ratio
@@ -1064,8 +1105,12 @@ def _inline_assignments(text: str, b: _Builder) -> tuple[list[int], str]:
                 continue  # a bare "dim=96" names nothing
             compound = f"{previous[0]} {key}"
             key = terms.canonical_name(compound, b.aliases) or terms.identifier(compound).lower()
+        spelled = _spelled_symbol(key, previous, text[match.end() :]) if _is_symbol(key) else None
         name = _name_for(key, b.aliases, label=context)
-        if name is not None:
+        if spelled:  # "Mixup α = 0.8", "T = 1000 diffusion steps": the words around the symbol name it
+            names = [n for n in _symbol_names(key) if n != spelled]
+            made.append(b.add(ValueCheck(name=spelled, names=names or None, **_expectation(value))))
+        elif name is not None:
             made.append(b.add(_value_check(name, value)))
         elif _is_symbol(key):
             made.append(b.add(_symbol_check(key, value, before=context)))
@@ -1073,6 +1118,22 @@ def _inline_assignments(text: str, b: _Builder) -> tuple[list[int], str]:
             continue
         rest = rest[: match.start()] + " " * (match.end() - match.start()) + rest[match.end() :]
     return made, rest
+
+
+def _spelled_symbol(key: str, previous: list[str], after: str) -> str | None:
+    """The known parameter a paper symbol stands for when the word before it and the symbol make a known phrase
+    ("Mixup α" -> mixup_alpha, "GAE λ") or a known phrase follows its value ("T = 1000 diffusion steps")."""
+    symbol = terms.ascii_symbol(key.strip("$`"))
+    if previous and re.fullmatch(r"[A-Za-z][\w\-]*", previous[0]):
+        hit = terms.find_phrase(f"{previous[0]} {symbol}")
+        if hit and hit[1] == 0 and hit[2] == len(terms.normalise_phrase(f"{previous[0]} {symbol}")):
+            return hit[0]
+    words = re.match(r"\s+((?:[a-z][\w\-]*\s+){0,2}[a-z][\w\-]*)", after)
+    if words:
+        hit = terms.find_phrase(words.group(1))
+        if hit and hit[1] == 0 and " " in terms.normalise_phrase(words.group(1))[: hit[2]]:
+            return hit[0]  # a phrase of two or more words: "diffusion steps", not "steps" alone
+    return None
 
 
 def _distribution_checks(text: str, b: _Builder) -> tuple[list[int], str]:

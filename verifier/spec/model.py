@@ -61,7 +61,8 @@ class ValueCheck(_CheckBase):
     names: list[str] | None = Field(default=None, description="Several names for the same parameter.")
     expect: Any = Field(
         default=None,
-        description="Expected value: number, string, bool or list (a list is one tuple-valued setting: betas, a shape).",
+        description="Expected value: number, string, bool or list (a list is one tuple-valued setting: betas, "
+        "a shape).",
     )
     sweep: list[Any] | None = Field(
         default=None,
@@ -81,7 +82,8 @@ class ValueCheck(_CheckBase):
         has_expect, has_sweep = "expect" in self.model_fields_set, self.sweep is not None
         if has_expect == has_sweep:
             raise ValueError(
-                "a value check needs exactly one of `expect` (the value) and `sweep` (the values swept over, one per run)"
+                "a value check needs exactly one of `expect` (the value) and `sweep` (the values swept over, "
+                "one per run)"
                 if has_sweep
                 else "a value check needs `expect` (the value) or `sweep` (the values swept over, one per run)"
             )
