@@ -195,3 +195,16 @@ def test_the_lead_phrase_of_a_claim_is_typed_by_the_value_it_names():
     assert [(c.name, c.expect) for c in result.checks] == [("risk_threshold", 0.3)]
     assert [f.outcome for f in result.fragments] == ["typed", "typed"]
     assert result.fragments[0].checks == (0,)
+
+
+def test_a_lora_claim_names_its_rank_alpha_and_dropout_anywhere_in_it():
+    assert pairs("LoRA adapters with rank 16, α = 32 and dropout 0.05 on the attention projections") == [
+        ("lora_rank", 16),
+        ("lora_alpha", 32),
+        ("lora_dropout", 0.05),
+    ]
+
+
+def test_a_rank_outside_a_lora_claim_is_not_lora_rank():
+    assert pairs("The matrix has rank 4") == []
+    assert pairs("Transformer: dropout 0.1 on attention weights") == []

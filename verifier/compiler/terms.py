@@ -287,6 +287,14 @@ def _context_rules() -> dict[str, Any]:
     return out
 
 
+def _up_to(fragment: str, claim: str) -> str:
+    """The claim up to the end of ``fragment``: words that introduced it ("LoRA adapters with rank 16, α = 32"),
+    not words that come after it ("alpha in [0, 1], then LoRA-style merging")."""
+    tail = fragment.strip()[-24:]
+    at = claim.find(tail) if tail else -1
+    return claim[: at + len(tail)] if at >= 0 else fragment
+
+
 def name_in_context(name: str, fragment: str, claim: str) -> str | None:
     """The name a value should be checked under given the words around it (rules/claim_terms.yaml
     ``context_names``): the name itself, a more specific one, or None to leave the value to the judge."""
@@ -294,7 +302,8 @@ def name_in_context(name: str, fragment: str, claim: str) -> str | None:
     if not isinstance(rule, dict):
         return name
     for alternative in rule.get("instead") or []:
-        if isinstance(alternative, dict) and _mentions(fragment, alternative.get("when") or []):
+        where = _up_to(fragment, claim) if isinstance(alternative, dict) and alternative.get("scope") == "before" else fragment
+        if isinstance(alternative, dict) and _mentions(where, alternative.get("when") or []):
             other = str(alternative.get("name") or "")
             return lexicon_index().get(other.lower(), other) if other else None
     scope = fragment if rule.get("keep_in") == "fragment" else claim

@@ -323,12 +323,46 @@ _GREEK_TEX = re.compile(r"\\(alpha|beta|gamma|delta|epsilon|eta|theta|lambda|mu|
 
 def _inline_math(match: re.Match) -> str:
     """``$0 . 1 \\%$`` -> ``0.1%``; ``$\\alpha = 16$`` -> ``alpha = 16``: inline math read as prose."""
-    body = _GREEK_TEX.sub(lambda m: f" {m.group(1)} ", match.group(1))
-    body = re.sub(r"\\(?:mathbf|mathrm|textbf|bf|rm|mathit)\b", "", body).replace("\\%", "%").replace("\\times", "×")
-    body = re.sub(r"[{}]", "", body)
+    body = match.group(1).replace("\\{", "⦃").replace("\\}", "⦄")  # set braces survive, grouping braces do not
+    body = re.sub(r"\\(?:left|right|big|Big)\b", "", body)
+    body = _GREEK_TEX.sub(lambda m: f" {m.group(1)} ", body)
+    body = re.sub(r"\\(?:mathbf|mathrm|mathtt|textbf|textrm|text|bf|rm|mathit|boldsymbol)\b", "", body).replace("\\%", "%").replace("\\times", "×")
+    body = _flatten_groups(body)
+    # "\beta _ { 1 }" -> "beta1" (Adam's beta1); "\lambda _ { V A E }" -> "lambda_VAE"; "k _ 3" -> "k_3"
+    body = re.sub(r"\b([A-Za-z]+)\s*_\s*(?:\{([^{}]*)\}|(\w))", _subscript, body)
+    body = re.sub(r"[{}]", " ", body).replace("⦃", "{").replace("⦄", "}")
     body = re.sub(r"\s*\^\s*(-?)\s*", r"^\1", body)
     body = re.sub(r"(?<=[\d.])\s+(?=[\d.%])", "", body)
+    body = re.sub(r"(?<=\d)\s*e\s*([-+−])\s*(?=\d)", r"e\1", body)  # "1 e - 3" -> "1e-3"
+    body = re.sub(r"(?<=\d)\s+([kKM])\b", r"\1", body)  # "1 0 0 k" -> "100k"
+    body = re.sub(r"(?<![\w\\])([A-Za-z])\s+(?=[A-Za-z](?!\w))", r"\1", body)  # "d t" -> "dt", "R e" -> "Re"
+    body = re.sub(r"(?<![\w\\])([A-Za-z])\s+(?=[A-Za-z](?!\w))", r"\1", body)  # (overlapping runs: "d i m")
     return re.sub(r"\s+", " ", body).strip()
+
+
+def _flatten_groups(body: str) -> str:
+    """Grouping braces not opening a sub- or superscript dropped, innermost first, so that
+    "P _ { \mathrm { max } }" keeps one subscript group."""
+    while True:
+        changed = re.sub(r"(?<![_^\s])(\s*)\{([^{}]*)\}", r"\1 \2 ", body)
+        changed = re.sub(r"(?<=[_^])(\s*)\{([^{}]*)\{([^{}]*)\}", r"\1{\2 \3 ", changed)
+        if changed == body:
+            return body
+        body = changed
+
+
+_GREEK_NAMES = {"alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "lambda", "mu", "sigma", "tau", "omega"}
+
+
+def _subscript(match: re.Match) -> str:
+    """A subscripted symbol as code names it: a Greek letter indexed by one digit is joined ("beta1"), any
+    other subscript kept after an underscore, its spaced-out letters closed up."""
+    base, sub = match.group(1), re.sub(r"\s+", "", match.group(2) if match.group(2) is not None else match.group(3))
+    if not sub:
+        return base
+    if base in _GREEK_NAMES and sub.isdigit() and len(sub) == 1:
+        return f"{base}{sub}"
+    return f"{base}_{sub}" if re.fullmatch(r"\w+", sub) else f"{base}_{{{sub}}}"
 
 
 def algorithm_steps(lines: list[str]) -> list[str]:
