@@ -235,7 +235,13 @@ def merged_cells(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]
     return out
 
 
-_CAPITALISED_PHRASE = re.compile(r"[A-Z][a-z][a-z\-]*(?:/[A-Z]?[a-z][a-z\-]*)?(?:\s+(?![A-Z])[a-z][a-z\-]*|\s+[A-Z]{2,}\b)*")
+# a phrase continues through lower-case words, acronyms, and Capitalised words right after a preposition
+# ("Number of Fourier modes", "Number of modes to keep in Fourier Layer Width"): a proper noun inside a name
+# does not start the next name
+_AFTER_PREPOSITION = r"(?:(?<=\bof)|(?<=\bin)|(?<=\bfor)|(?<=\bon)|(?<=\bto))(?:\s+[A-Z][A-Za-z\-]*)+"
+_CAPITALISED_PHRASE = re.compile(
+    r"[A-Z][a-z][a-z\-]*(?:/[A-Z]?[a-z][a-z\-]*)?(?:\s+(?![A-Z])[a-z][a-z\-]*|\s+[A-Z]{2,}\b|" + _AFTER_PREPOSITION + r")*"
+)
 
 
 _WORD_VALUED = re.compile(r"\b(?:basis|type|function|optimizer|scheduler|activation|wavelet|mode|norm|normalization|loss)$", re.IGNORECASE)
@@ -341,11 +347,10 @@ def _inline_math(match: re.Match) -> str:
 
 
 def _flatten_groups(body: str) -> str:
-    """Grouping braces not opening a sub- or superscript dropped, innermost first, so that
-    "P _ { \mathrm { max } }" keeps one subscript group."""
+    """Grouping braces that do not open a sub- or superscript dropped, innermost first, so that
+    ``P _ { \\mathrm { max } }`` keeps one subscript group."""
     while True:
         changed = re.sub(r"(?<![_^\s])(\s*)\{([^{}]*)\}", r"\1 \2 ", body)
-        changed = re.sub(r"(?<=[_^])(\s*)\{([^{}]*)\{([^{}]*)\}", r"\1{\2 \3 ", changed)
         if changed == body:
             return body
         body = changed

@@ -1,6 +1,7 @@
 """Rule ``frozen``: no gradient reaches the named parameters or model (a frozen reference / pretrained base).
 
-Barriers: ``requires_grad_(False)`` / ``.requires_grad = False`` (directly or over ``.parameters()``), calls of
+Barriers: ``requires_grad_(False)`` / ``.requires_grad = False`` (directly, over ``.parameters()``, or over the
+``named_parameters()`` a name test selects), calls of
 it under ``torch.no_grad()``/``inference_mode()``, ``.detach()`` of its output, ``jax.lax.stop_gradient``,
 PEFT's ``get_peft_model`` (freezes the base), a repo ``freeze*`` helper, or being left out of every optimizer.
 Counter-evidence: an optimizer built over the named object's parameters with no barrier.
@@ -76,6 +77,8 @@ def _barriers(view: FileView, key: str) -> list[tuple[ast.AST, str]]:
                         isinstance(node.value, ast.Constant) and node.value.value is False:
                     if _mentions(target.value, key):
                         out.append((node, "requires_grad = False"))
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and not _mentions(node.iter, key) and _name_filtered_freeze(node, key):
+            out.append((node, "requires_grad = False on the parameters whose names it selects"))
         elif isinstance(node, (ast.For, ast.AsyncFor)) and _mentions(node.iter, key):
             for sub in node.body:
                 for n in ast.walk(sub):
@@ -94,6 +97,78 @@ def _barriers(view: FileView, key: str) -> list[tuple[ast.AST, str]]:
                             out.append((node, "its forward runs under no_grad"))
                             break
     return out
+
+
+def _name_filtered_freeze(loop: ast.For | ast.AsyncFor, key: str) -> bool:
+    """``for n, p in model.named_parameters(): if not n.startswith("head"): p.requires_grad = False``: the
+    parameters a name test selects are frozen; does that selection take in ``key``?"""
+    call = loop.iter
+    if not (isinstance(call, ast.Call) and (dotted(call.func) or "").endswith("named_parameters")):
+        return False
+    if not (isinstance(loop.target, ast.Tuple) and loop.target.elts and isinstance(loop.target.elts[0], ast.Name)):
+        return False
+    var = loop.target.elts[0].id
+
+    def selects(test: ast.AST) -> bool | None:
+        """Whether the test holds for a parameter of ``key`` (None: not a test on the name we can read)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = selects(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            parts = [selects(v) for v in test.values]
+            if any(x is None for x in parts):
+                return None
+            return all(parts) if isinstance(test.op, ast.And) else any(parts)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Name) \
+                and test.comparators[0].id == var and isinstance(test.ops[0], (ast.In, ast.NotIn)):
+            words = _strings(test.left)
+            if words is None:
+                return None
+            hit = any(_part_of(w, key) for w in words)
+            return hit if isinstance(test.ops[0], ast.In) else not hit
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and isinstance(test.func.value, ast.Name) \
+                and test.func.value.id == var and test.func.attr in ("startswith", "endswith") and test.args:
+            words = _strings(test.args[0])
+            return None if words is None else any(_part_of(w, key) for w in words)
+        return None
+
+    def freezes(body: list[ast.stmt], holds: bool) -> bool:
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                verdict = selects(stmt.test)
+                if verdict is None:
+                    continue
+                if freezes(stmt.body, holds and verdict) or freezes(stmt.orelse, holds and not verdict):
+                    return True
+            elif holds and _sets_no_grad(stmt):
+                return True
+        return False
+
+    return any(isinstance(stmt, ast.If) for stmt in loop.body) and freezes(loop.body, True)
+
+
+def _strings(node: ast.AST) -> list[str] | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return [e.value for e in node.elts]
+    return None
+
+
+def _part_of(word: str, key: str) -> bool:
+    """A parameter-name filter ("backbone.", "blocks.0") selects ``key`` when they name the same part."""
+    w = norm(word)
+    return bool(w) and (w == key or (len(w) > 3 and (w in key or key in w)))
+
+
+def _sets_no_grad(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in stmt.targets):
+        return isinstance(stmt.value, ast.Constant) and stmt.value.value is False
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        return (dotted(call.func) or "").endswith("requires_grad_") and bool(call.args) and \
+            isinstance(call.args[0], ast.Constant) and call.args[0].value is False
+    return False
 
 
 def _optimizers(view: FileView) -> list[ast.Call]:
