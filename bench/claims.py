@@ -151,7 +151,8 @@ def draft_recall(data: Path, claims: dict[str, list[dict[str, Any]]]) -> list[tu
         if not text_path.is_file():
             continue
         spec = yaml.safe_load(draft(text_path.read_text(encoding="utf-8"), text_path.name))
-        drafted = [(s["check"].get("name"), s["check"].get("expect")) for s in spec["saus"] if s["check"]["kind"] == "value"]
+        # a drafted grid (`sweep: [32, 64]`) compares like the list value the claim states
+        drafted = [(s["check"].get("name"), s["check"].get("expect", s["check"].get("sweep"))) for s in spec["saus"] if s["check"]["kind"] == "value"]
         wanted = [pair for c in paper_claims if c["dimension"] == "D1" for pair in value_pairs(c)]
         by_value = sum(1 for _, v in wanted if any(same_value(v, d) for _, d in drafted))
         by_pair = sum(1 for n, v in wanted if any(n == dn and same_value(v, d) for dn, d in drafted))

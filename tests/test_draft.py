@@ -237,3 +237,150 @@ def test_symbol_columns_of_a_settings_table_but_not_of_a_results_table():
     values = {(c["name"], json.dumps(c["expect"])) for c in checks(paper, "p.md", "value")}
     assert {("alpha", "[1, 3]"), ("alpha", "[0.02, 0.06]"), ("gamma", "[20, 60]"), ("M", "10"), ("M", "5")} <= values
     assert not any(v in ("0.642", "0.954", "0.804") for _, v in values)  # per-model results are not settings
+
+
+def drafted_values(text: str, name: str) -> list[tuple[str, str, object]]:
+    """(source section, name, expect or sweep) of every drafted value check, in output order."""
+    return [(s["source"], s["check"]["name"], s["check"].get("expect", s["check"].get("sweep")))
+            for s in saus(text, name) if s["check"]["kind"] == "value"]
+
+
+PROSE_MD = r"""# 1 Introduction
+
+Our method has two key designs: a sparse router and a dense head.
+
+# 2 Training
+
+The encoder is optimised with AdamW using $\beta _ { 1 } = 0 . 9$ and $\beta _ { 2 } = 0 . 9 8$ for $2 0 0 \mathrm { k }$ steps, with $1 0 \%$ of linear warm up.
+The time step is $d t = 0 . 0 2$ and the entropy bonus is $\beta = 5 \mathrm { e } { - 4 }$ .
+The horizon is $H = 2 + 3 k = 1 4$ . The loss sums over $\sum _ { i = 1 } ^ { n }$ samples for $j = 1 , \dots , m$ .
+Tiny, Base and Huge have 128, 256, and 512 as the hidden dimensions, respectively.
+We use learning rates of 1e-3 and 3e-4 for the small and the large model, respectively.
+They reach accuracies of 81.5 and 84.0 on the two benchmarks, respectively.
+The student uses 64 as the hidden size, while the teacher uses 96.
+The decoder has two layers and four heads.
+
+# 3 Adapters
+
+We insert LoRA adapters into every projection, training with ranks $r = \{ 4 , 8 , 1 6 \}$ .
+"""
+
+
+def test_prose_inline_math_respectively_lists_and_number_words():
+    assert drafted_values(PROSE_MD, "p.md") == [
+        # converter-spaced inline math: Adam's beta1/beta2, "2 0 0 k" steps, "1 e - 3", "d t", "% of linear warm up"
+        ("2 Training", "beta1", 0.9),
+        ("2 Training", "beta2", 0.98),
+        ("2 Training", "num_steps", 200000),
+        ("2 Training", "warmup_ratio", 0.1),
+        ("2 Training", "dt", 0.02),
+        ("2 Training", "beta", 0.0005),
+        ("2 Training", "H", 14),  # the result of "2 + 3k = 14", not its leading 2; index ranges give nothing
+        # one value per model, each a separate SAU
+        ("2 Training", "hidden_size", 128),
+        ("2 Training", "hidden_size", 256),
+        ("2 Training", "hidden_size", 512),
+        ("2 Training", "learning_rate", 0.001),
+        ("2 Training", "learning_rate", 0.0003),
+        ("2 Training", "hidden_size", 64),
+        ("2 Training", "hidden_size", 96),  # "..., while the teacher uses 96"
+        ("2 Training", "num_layers", 2),  # number words before a plural the lexicon knows
+        ("2 Training", "num_heads", 4),
+        ("3 Adapters", "lora_rank", [4, 8, 16]),  # "ranks r = {...}" named in the singular, in LoRA context
+    ]
+    # per-benchmark accuracies are results, "two key designs" is prose: neither is drafted
+
+
+TABLES_MD = """# B Baseline settings
+
+<table><tr><td>Hyperparameter name</td><td>Value</td></tr><tr><td>Spectral basis Number of Chebyshev modes</td><td>chebyshev 24</td></tr><tr><td>Size of replay buffer</td><td>5 × 105</td></tr><tr><td>Number of layers of critic networks</td><td>3</td></tr><tr><td>Number of modes to keep in Spectral Block Width of the net</td><td>16 32 2</td></tr></table>
+
+# C Ablation
+
+Table 9: Effect of the adapter rank.
+
+<table><tr><td rowspan="2">Rank</td><td colspan="2">Model A</td></tr><tr><td>Task 1</td><td>Task 2</td></tr><tr><td>2</td><td>61.0</td><td>40.2</td></tr><tr><td>4</td><td>63.5</td><td>41.7</td></tr><tr><td>8</td><td>64.1</td><td>42.0</td></tr></table>
+
+| Method | Accuracy |
+|---|---|
+| Ours | 91.2 |
+| Baseline | 88.4 |
+| Other | 87.9 |
+"""
+
+
+def test_merged_table_names_measures_and_ablation_sweeps():
+    assert drafted_values(TABLES_MD, "p.md") == [
+        # a proper noun after "of" stays inside its name, so the two names pair with the two values
+        ("B Baseline settings", "spectral_basis", "chebyshev"),
+        ("B Baseline settings", "number_of_chebyshev_modes", 24),
+        ("B Baseline settings", "replay_buffer_size", 500000),  # "Size of replay buffer"
+        ("B Baseline settings", "num_layers", 3),  # a counted noun qualified by "of ..."
+        # "Number of modes to keep in Spectral Block Width of the net" is one phrase for three values: no guess
+        ("C Ablation", "lora_rank", [2, 4, 8]),  # the ablation's first column; the results table gives nothing
+    ]
+    text = draft(TABLES_MD, "p.md")
+    assert "# the values an ablation table tries: keep it if the repository runs that sweep" in text
+
+
+LATEX_TABLE = r"""\section{Experimental setup}
+\begin{table}[t]
+\caption{Training hyperparameters.}
+\begin{tabular}{@{}lcc@{}}
+\toprule
+\textbf{Hyperparameter} & \textbf{Small} & \textbf{Large} \\
+\midrule
+Learning rate & $3 \times 10^{-4}$ & $1\mathrm{e}{-4}$ \\ % tuned on the dev split
+Batch size & 256 & 1{,}024 \\
+Warmup steps & \num{2000} & 4k \\
+\multicolumn{1}{l}{Dropout} & 0.1 & 0.1 \\
+\bottomrule
+\end{tabular}
+\end{table}
+\subsection{Optimiser}
+We use AdamW with \(\beta_1 = 0.9\) and \(\beta_2 = 0.95\).
+"""
+
+
+def test_latex_tables_with_nested_column_spec_macros_and_math_cells():
+    assert drafted_values(LATEX_TABLE, "paper.tex") == [
+        ("Experimental setup", "learning_rate", 0.0003),
+        ("Experimental setup", "learning_rate", 0.0001),
+        ("Experimental setup", "minibatch_size", 256),
+        ("Experimental setup", "minibatch_size", 1024),
+        ("Experimental setup", "warmup_steps", 2000),
+        ("Experimental setup", "warmup_steps", 4000),
+        ("Experimental setup", "dropout", 0.1),
+        ("Optimiser", "beta1", 0.9),  # \( ... \) inline math
+        ("Optimiser", "beta2", 0.95),
+    ]
+    claims = [s["claim"] for s in saus(LATEX_TABLE, "paper.tex")]
+    assert "Learning rate = 0.0001 (another setting)" in claims
+
+
+def test_new_mechanisms_are_deterministic_across_processes(tmp_path):
+    """Byte-identical YAML under another hash seed (set iteration order must not leak into the output)."""
+    import os
+    import subprocess
+    import sys
+
+    for text, name in ((PROSE_MD, "p.md"), (TABLES_MD, "t.md"), (LATEX_TABLE, "paper.tex")):
+        paper = tmp_path / name
+        paper.write_text(text)
+        env = {**os.environ, "PYTHONHASHSEED": "12345"}
+        out = subprocess.run([sys.executable, "-m", "verifier.cli", "draft", str(paper)], capture_output=True, env=env, check=True)
+        assert out.stdout.decode() == draft(text, name)
+
+
+def test_values_in_parentheses_measures_and_unicode_symbols():
+    paper = (
+        "# 4 Setup\n\nDropout (p = 0.1) follows every block and the discount factor (γ = 0.97) is fixed.\n"
+        "Transitions go to a replay buffer of size 10^5. The temperature τ is set to 0.05.\n"
+        "A crowd of size 40 watched the demo.\n"
+    )
+    assert drafted_values(paper, "p.md") == [
+        ("4 Setup", "dropout", 0.1),
+        ("4 Setup", "gamma", 0.97),
+        ("4 Setup", "replay_buffer_size", 100000),
+        ("4 Setup", "temperature", 0.05),
+    ]  # "crowd of size 40" names no parameter the lexicon knows

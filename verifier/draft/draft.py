@@ -1,7 +1,9 @@
 """``sau-verify draft PAPER``: a starter spec from a paper's text (Markdown or LaTeX), with no LLM.
 
 What it reads: hyperparameter tables (Markdown pipes, HTML ``<table>`` as PDF converters emit, LaTeX
-``tabular``) and "we use X = N" sentences -> ``value`` checks under canonical names; display equations ->
+``tabular``; an ablation table's first column as a sweep) and "we use X = N" sentences (converter-spaced inline
+math, "A and B use N and M as X, respectively", "X (p = N)", "X of size N", number words before a plural the
+lexicon knows) -> ``value`` checks under canonical names; display equations ->
 ``formula`` checks (LaTeX) with the symbols listed for the user to map; algorithm blocks and "first ... then
 ..." passages -> ``order`` checks; dataset, metric and seed mentions -> ``protocol`` checks. Each SAU names its
 source section. Deterministic: the same paper always gives the same YAML.
@@ -91,13 +93,30 @@ def _pipe_rows(lines: list[str]) -> list[list[str]]:
 
 
 def _tex_rows(block: str) -> list[list[str]]:
-    body = re.sub(r"\\(?:hline|toprule|midrule|bottomrule|cline\{[^}]*\})", "", block)
+    body = re.sub(r"\\(?:hline|toprule|midrule|bottomrule|(?:c|cmid)rule(?:\([^)]*\))?\{[^}]*\}|addlinespace(?:\[[^]]*\])?)", "", block)
+    body = re.sub(r"(?<!\\)%[^\n]*", "", body)  # LaTeX comments
     rows = []
-    for raw in re.split(r"\\\\", body):
-        cells = [re.sub(r"\\(?:textbf|textit|mathrm|text)\{([^}]*)\}", r"\1", c).replace("$", "").strip() for c in raw.split("&")]
+    for raw in re.split(r"\\\\(?:\[[^]]*\])?", body):
+        cells = [_tex_cell(c) for c in raw.split("&")]
         if any(cells):
             rows.append(cells)
     return rows
+
+
+_TEX_WRAPPER = re.compile(r"\\(?:multicolumn|multirow)\{[^{}]*\}\{[^{}]*\}\{((?:[^{}]|\{[^{}]*\})*)\}")
+_TEX_TEXT = re.compile(r"\\(?:textbf|textit|textrm|texttt|emph|mathrm|text|num|underline)\{((?:[^{}]|\{[^{}]*\})*)\}")
+
+
+def _tex_cell(cell: str) -> str:
+    """A tabular cell as plain text: ``\\multicolumn{2}{c}{\\textbf{Small}}`` -> ``Small``, ``1{,}024`` ->
+    ``1024``, ``$3 \\times 10^{-4}$`` -> ``3 × 10^-4``, ``\\si{...}`` units dropped."""
+    for _ in range(3):
+        cell = _TEX_WRAPPER.sub(r"\1", cell)
+        cell = _TEX_TEXT.sub(r"\1", cell)
+    cell = re.sub(r"(?<=\d)\{,\}(?=\d{3})", "", cell)
+    cell = re.sub(r"\\(?:si|unit)\{[^{}]*\}|\\(?:bf|it|rm|centering|small|footnotesize)\b", "", cell)
+    cell = _INLINE_MATH.sub(_inline_math, cell)
+    return cell.replace("$", "").replace("\\%", "%").strip()
 
 
 def tables(text: str) -> list[tuple[int, list[list[str]]]]:
@@ -105,8 +124,10 @@ def tables(text: str) -> list[tuple[int, list[list[str]]]]:
     out: list[tuple[int, list[list[str]]]] = []
     for m in re.finditer(r"<table>.*?</table>", text, flags=re.DOTALL | re.IGNORECASE):
         out.append((m.start(), _html_rows(m.group(0))))
-    for m in re.finditer(r"\\begin\{tabular\}(?:\{[^}]*\})?(.*?)\\end\{tabular\}", text, flags=re.DOTALL):
-        out.append((m.start(), _tex_rows(m.group(1))))
+    # the column spec may nest braces (``{@{}lcc@{}}``); ``tabular*`` and ``tabularx`` take a width first
+    spec = r"\{(?:[^{}]|\{[^{}]*\})*\}"
+    for m in re.finditer(rf"\\begin\{{(?P<env>tabular\*?|tabularx)\}}(?:{spec}){{1,2}}(.*?)\\end\{{(?P=env)\}}", text, flags=re.DOTALL):
+        out.append((m.start(), _tex_rows(m.group(2))))
     lines = text.splitlines(keepends=True)
     offset, block, block_start = 0, [], 0
     for line in [*lines, ""]:
@@ -131,7 +152,10 @@ def _known_name(header: str) -> str | None:
     """Only parameter names the lexicon or phrase table knows: a draft must not invent names."""
     header = header.rsplit(":", 1)[-1]  # "Hyperparameters for ... control: Discount factor": the name after the label
     header = re.sub(r"\([^)]*\)|\bfor [a-z]\b|[#.:*]", " ", header).strip()
-    header = re.sub(r"^(?:the\s+)?(?:number|num|no|#)\s+of\s+", "", header, flags=re.IGNORECASE).strip()
+    stripped = re.sub(r"^(?:the\s+)?(?:number|num|no|#)\s+of\s+", "", header, flags=re.IGNORECASE).strip()
+    counted, header = stripped != header, stripped
+    # "Size of replay buffer" -> "replay buffer size": the measure named after what it measures
+    header = re.sub(r"^(size|length|dimension|depth|width)\s+of\s+(?:the\s+)?([a-z][a-z\- ]{2,30})$", r"\2 \1", header, flags=re.IGNORECASE)
     if not header:
         return None
     phrase = terms.find_phrase(header)
@@ -144,7 +168,8 @@ def _known_name(header: str) -> str | None:
     # "Learning rate of w updating", "Termination tolerance on ...": a known phrase among the first words,
     # qualified by what follows a preposition
     head = re.split(r"\s+(?:of|on|for|in)\s+", header, maxsplit=1)
-    if len(head) == 2 and 2 <= len(head[0].split()) <= 3 and len(head[1].split()) <= 6:  # not "Seed of the universe"
+    # not "Seed of the universe"; but a counted noun may be qualified: "Number of layers of policy networks"
+    if len(head) == 2 and (2 if not counted else 1) <= len(head[0].split()) <= 3 and len(head[1].split()) <= 6:
         first = terms.find_phrase(head[0])
         if first and first[2] >= len(terms.normalise_phrase(terms.ascii_symbol(head[0]))) - 1:
             return first[0]
@@ -171,7 +196,7 @@ def column_values(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]
     if len(rows) < 2:
         return []
     header = rows[0]
-    named = [(i, h, _known_name(h) or _symbol_header(h)) for i, h in enumerate(header) if i > 0 and h]
+    named = [(i, h, _symbol_header(h) or _known_name(h)) for i, h in enumerate(header) if i > 0 and h]  # a bare symbol names itself
     named = [(i, h, n) for i, h, n in named if n and (not _symbol_header(h) or _setting_column(rows, i))]
     if len(named) < 2:
         return []
@@ -275,6 +300,26 @@ def _lone_number(cell: str) -> Any:
     return found[0] if len(found) == 1 and len(found) + len(words) == len(tokens) and len(words) <= 2 else None
 
 
+def swept_column(rows: list[list[str]]) -> tuple[str, str, list[Any]] | None:
+    """An ablation table: the first column, headed by a parameter the lexicon knows ("# Samples", "Rank"),
+    lists the values tried, one row each, the other columns their results -> (header, name, values)."""
+    if len(rows) < 4 or len(rows[0]) < 2:
+        return None
+    name = _known_name(rows[0][0])
+    if not name or name in ("optimizer", "lr_scheduler", "activation"):
+        return None
+    firsts = [_cell_value(r[0]) if r else None for r in rows[1:]]
+    start = next((i for i, v in enumerate(firsts) if v is not None), None)  # sub-header rows ("GSM8K | MATH") first
+    if start is None or start > 2:
+        return None
+    values = firsts[start:]
+    if any(v is None or isinstance(v, (bool, str, list)) for v in values) or len(values) < 3 or len(set(values)) != len(values):
+        return None
+    if any(len(r) < 2 for r in rows[1 + start:]):
+        return None
+    return rows[0][0], name, values
+
+
 def table_values(rows: list[list[str]]) -> list[tuple[str, str, Any, list[str]]]:
     """(header, name, value, other column values) for rows that name a hyperparameter."""
     out = column_values(rows) + merged_cells(rows)
@@ -323,16 +368,18 @@ _SENTENCE = re.compile(r"(?:[^.!?\n]|\.(?=\d))+(?:[.!?]|$)")
 _SEEDS_RE = re.compile(r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:random\s+|different\s+|independent\s+)?(?:seeds|runs|trials)\b", re.IGNORECASE)
 
 
-_INLINE_MATH = re.compile(r"\$([^$\n]{1,200})\$")
-_GREEK_TEX = re.compile(r"\\(alpha|beta|gamma|delta|epsilon|eta|theta|lambda|mu|sigma|tau|omega)\b")
+_INLINE_MATH = re.compile(r"\$([^$\n]{1,200})\$|\\\((.{1,200}?)\\\)")
+_GREEK_TEX = re.compile(r"\\(alpha|beta|gamma|delta|epsilon|eta|theta|lambda|mu|sigma|tau|omega)(?![A-Za-z])")
 
 
 def _inline_math(match: re.Match) -> str:
     """``$0 . 1 \\%$`` -> ``0.1%``; ``$\\alpha = 16$`` -> ``alpha = 16``: inline math read as prose."""
-    body = match.group(1).replace("\\{", "⦃").replace("\\}", "⦄")  # set braces survive, grouping braces do not
+    body = (match.group(1) or match.group(2) or "").replace("\\{", "⦃").replace("\\}", "⦄")  # set braces survive, grouping braces do not
     body = re.sub(r"\\(?:left|right|big|Big)\b", "", body)
     body = _GREEK_TEX.sub(lambda m: f" {m.group(1)} ", body)
     body = re.sub(r"\\(?:mathbf|mathrm|mathtt|textbf|textrm|text|bf|rm|mathit|boldsymbol)\b", "", body).replace("\\%", "%").replace("\\times", "×")
+    body = re.sub(r"_\s*\{[^{}=]*=[^{}]*\}", " ", body)  # "\sum _ { i = 1 } ^ { n }": an index range, not a setting
+    body = re.sub(r"(?<![\w\\])[A-Za-z]\s*=\s*[-\d][^=$]*?\\[lc]?dots\s*,?\s*\w*", " ", body)  # "i = 1 , \dots , n"
     body = _flatten_groups(body)
     # "\beta _ { 1 }" -> "beta1" (Adam's beta1); "\lambda _ { V A E }" -> "lambda_VAE"; "k _ 3" -> "k_3"
     body = re.sub(r"\b([A-Za-z]+)\s*_\s*(?:\{([^{}]*)\}|(\w))", _subscript, body)
@@ -343,6 +390,8 @@ def _inline_math(match: re.Match) -> str:
     body = re.sub(r"(?<=\d)\s+([kKM])\b", r"\1", body)  # "1 0 0 k" -> "100k"
     body = re.sub(r"(?<![\w\\])([A-Za-z])\s+(?=[A-Za-z](?!\w))", r"\1", body)  # "d t" -> "dt", "R e" -> "Re"
     body = re.sub(r"(?<![\w\\])([A-Za-z])\s+(?=[A-Za-z](?!\w))", r"\1", body)  # (overlapping runs: "d i m")
+    # "P_max = 1 + 3l = 49": the leading number of an expression is not the value, the result is
+    body = re.sub(r"=\s*[-+]?\d[\d.]*\s*[-+*/×]\s*[^=;,]{1,40}?=\s*", "= ", body)
     return re.sub(r"\s+", " ", body).strip()
 
 
@@ -402,13 +451,67 @@ def normalise_sentence(sentence: str) -> str:
     """Prose -> the ``key = value`` form the claim compiler reads: "Scale Factor:[1, 10]Bottleneck: [4, 8]"
     (cells merged by PDF converters) -> two parts; "the learning rate is tuned from [1e-3, 1e-2]" and
     "we set the learning rate as 3e-5" -> "learning rate = ...". Parts are joined with ``;``."""
-    text = _MERGED_LABELS.sub("; ", sentence)
+    text = _MERGED_LABELS.sub("; ", terms.ascii_symbol(sentence))  # "temperature τ" -> "temperature tau"
+    text = re.sub(r"\bwarm[\s-]up\b", "warmup", text, flags=re.IGNORECASE)  # one spelling for the lexicon
+    text = re.sub(r"(\d%)\s+of\s+(?:the\s+)?((?:linear\s+|cosine\s+)?warmup)", r"\1 \2", text)  # "10% of linear warmup"
     text = re.sub(r":(?=[\[{\d])", ": ", text)
+    text = _SYMBOL_IN_PARENS.sub(lambda m: _named_value(m.group("x"), m.group("v"), m.group(0)), text)
+    text = _OF_MEASURE.sub(lambda m: _named_value(f"{m.group('x')} {m.group('m')}", m.group("v"), m.group(0)), text)
     text = _SEARCHED.sub(lambda m: f"; {_clause_tail(m.group('x'))} = {m.group('v')};", text)
     text = _SET_X_TO.sub(lambda m: f"; {_clause_tail(m.group('x'))} = {m.group('v')};", text)
     text = _AS_VALUE.sub(lambda m: f"; {_clause_tail(m.group('x'))} = {m.group('v')};", text)
     text = _VALUE_AS.sub(lambda m: f"; {m.group('x')} = {m.group('v')};", text)
+    text = _WHILE_OTHER.sub(lambda m: f"{m.group(0)[:m.start('rest') - m.start()]} {m.group('x')} = {m.group('w')};", text)
+    text = _RESPECTIVELY_AS.sub(lambda m: _one_each(m.group("x"), m.group("v"), m.group(0)), text)
+    text = _RESPECTIVELY_OF.sub(lambda m: _one_each(_clause_tail(m.group("x")), m.group("v"), m.group(0)), text)
     return text
+
+
+_NUM = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?[kKM]?%?"
+_NUM_LIST = rf"{_NUM}(?:\s*,\s*{_NUM})*,?\s+and\s+{_NUM}"
+# "A, B, and C have 256, 512, and 768 as the embedding dimensions, respectively": one value per setting
+_RESPECTIVELY_AS = re.compile(
+    rf"(?P<v>{_NUM_LIST})\s+as\s+(?:the\s+|their\s+|its\s+)?(?P<x>[a-z][a-z\- ]{{2,30}}?)\s*,?\s*respectively\b", re.IGNORECASE
+)
+# "learning rates of 1e-3 and 1e-4 for the small and the large model, respectively"
+_RESPECTIVELY_OF = re.compile(
+    rf"(?P<x>[A-Za-z][A-Za-z\- ]{{2,40}}?)\s+(?:of|are|were|is|was|=|set\s+to|to)\s+(?P<v>{_NUM_LIST})"
+    r"(?:\s+(?:for|on|in)\s+[^.;=]{1,80}?)?\s*,?\s*respectively\b"
+)
+# "; base dimensions = 64;, while P2VAE-87M uses 128": the second model's value of the same parameter
+_WHILE_OTHER = re.compile(
+    rf"; (?P<x>[^;=]{{2,40}}?) = (?P<v>{_NUM});(?P<rest>\s*,?\s*(?:while|whereas)\s+(?:the\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+"
+    rf"(?:uses|use|has|have|adopts|takes)\s+(?P<w>{_NUM})(?!\w|\.\d))"
+)
+
+
+# "dropout (p = 0.1)", "discount factor (gamma = 0.99)": the symbol in parentheses is the named parameter's
+_SYMBOL_IN_PARENS = re.compile(
+    r"(?P<x>[A-Za-z][A-Za-z\- ]{2,40}?)\s*\(\s*[A-Za-z]{1,7}\d?(?:_\w{1,8})?\s*=\s*(?P<v>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*\)"
+)
+# "a replay buffer of size 10^6", "a context window of length 2048": the measure after the thing it measures
+_OF_MEASURE = re.compile(
+    r"(?P<x>[A-Za-z][A-Za-z\- ]{2,40}?)\s+of\s+(?P<m>size|length|capacity|dimension|width|depth)\s+"
+    r"(?P<v>\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*[x×]\s*10\s*\^\s*-?\d+|\^\d+)?[kKM]?)(?!\w|\.\d)"
+)
+
+
+def _named_value(phrase: str, value: str, original: str) -> str:
+    """``; name = value;`` when the phrase ends in a parameter the lexicon knows, else the text unchanged."""
+    tail = _clause_tail(phrase)
+    if re.fullmatch(r"\d+\^\d+", value):  # "10^6"
+        base, power = value.split("^")
+        value = str(int(base) ** int(power))
+    return f"; {tail} = {value};" if _known_name(tail) else original
+
+
+def _one_each(name: str, values: str, original: str) -> str:
+    """``name = v;`` once per listed value, the name singular ("embedding dimensions" -> "embedding dimension");
+    only for a parameter the lexicon knows (per-setting accuracies are results, not settings)."""
+    name = re.sub(r"(?<=[a-z]{3})(?<!s)s$", "", name.strip())
+    if not _known_name(name):
+        return original
+    return " ".join(f"; {name} = {v};" for v in re.findall(_NUM, values))
 
 
 # "P2VAE-16M uses 64 as the base dimension": the value first, then what it is
@@ -416,6 +519,12 @@ _VALUE_AS = re.compile(
     r"\b(?:use|uses|used|using|adopt|adopts|adopted|choose|chooses|chose|take|takes|set|sets)\s+"
     r"(?P<v>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s+as\s+(?:the\s+|our\s+|its\s+)?(?P<x>[a-z][a-z\- ]{2,30}?)(?=\s*(?:[,.;]|$|\s(?:for|of|in|and|while|which)\b))",
     re.IGNORECASE,
+)
+
+
+# "two layers": a number word right before the plural noun it counts, written as digits
+_WORD_COUNT = re.compile(
+    r"\b(two|three|four|five|six|seven|eight|nine|ten|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten)\b(?=\s+[a-z]{2,}s\b)"
 )
 
 
@@ -429,6 +538,14 @@ def _sentence_values(sentence: str) -> list[tuple[str, Any]]:
     """Value checks from a prose sentence, through the claim compiler. Names the lexicon knows are kept
     always; the paper's own words (``scale_factor``) only where the text states an explicit assignment
     (``X = N``, ``X: N``, "X is set to N"), never for a number merely near a word."""
+    out = _compiled_values(sentence, lexicon_only=False)
+    spelled = _WORD_COUNT.sub(lambda m: str(_WORD_NUMBERS[m.group(1).lower()]), sentence)
+    if spelled != sentence:  # "two layers" counts a parameter the lexicon knows; "two key designs" is prose
+        out += [pair for pair in _compiled_values(spelled, lexicon_only=True) if pair not in out]
+    return out
+
+
+def _compiled_values(sentence: str, lexicon_only: bool) -> list[tuple[str, Any]]:
     if not re.search(r"\d", sentence) or len(sentence) > 400:
         return []
     normalised = normalise_sentence(sentence)
@@ -436,15 +553,35 @@ def _sentence_values(sentence: str) -> list[tuple[str, Any]]:
     out = []
     lex = terms.lexicon_index()
     known = {c.lower() for c in lex.values()} | {lex.get(c.lower(), c).lower() for _, c in terms.phrase_table() if c}
-    explicit = bool(re.search(r"[=:]|\bset to\b", normalised))
-    counted = bool(_COUNTED.search(sentence))  # "we sample 200 prompts": num_prompts, named by the sentence
+    explicit = bool(re.search(r"[=:]|\bset to\b", normalised)) and not lexicon_only
+    counted = bool(_COUNTED.search(sentence)) and not lexicon_only  # "we sample 200 prompts": num_prompts
+    singular = _singular_names(normalised, compiled.checks, known)
     for check in compiled.checks:
         if check.kind != "value" or not check.name or isinstance(check.expect, str):
             continue
+        check = singular.get(repr((check.name, check.expected())), check)
         value = Sweep(check.sweep) if check.sweep is not None else check.expect  # Draft.add writes `sweep:`
         named_count = counted and check.name.startswith("num_")
         if check.name.lower() in known or named_count or (explicit and len(check.name) <= 40):
             out.append((check.name, value))
+    return out
+
+
+def _singular_names(text: str, checks: list[Any], known: set[str]) -> dict[str, Any]:
+    """"training with ranks r = {8, 16}": a plural the lexicon does not know, compiled again in the singular
+    (the compiler's context rules still decide the name); (name, value) -> the check the singular gives."""
+    plurals = {c.name for c in checks if c.kind == "value" and c.name and c.name.lower() not in known
+               and re.fullmatch(r"[a-z_]*[a-z]{3}(?<!s)s", c.name)}
+    out: dict[str, Any] = {}
+    for plural in sorted(plurals):
+        words = plural.replace("_", r"[\s_-]+")
+        retry = re.sub(rf"\b({words[:-1]})s\b", r"\1", text, flags=re.IGNORECASE)
+        if retry == text:
+            continue
+        again = compile_claim(SAU(id="draft", dimension="numerical", claim=retry))
+        for old, new in zip([c for c in checks if c.kind == "value"], [c for c in again.checks if c.kind == "value"]):
+            if old.name == plural and new.name and new.name.lower() in known and new.expected() == old.expected():
+                out[repr((old.name, old.expected()))] = new
     return out
 
 
@@ -465,6 +602,11 @@ def build(paper_text: str) -> Draft:
                           ["another setting's value in the same table: scope it with `in:` or delete it"])
             for name, value in cell_values(rows):
                 d.add("numerical", f"{name} = {value}", sec.title, {"kind": "value", "name": name, "expect": value})
+            swept = swept_column(rows)
+            if swept:
+                header, name, values = swept
+                d.add("numerical", f"{header.strip()} swept over {values}", sec.title, {"kind": "value", "name": name, "sweep": values},
+                      ["the values an ablation table tries: keep it if the repository runs that sweep"])
         prose = re.sub(r"<table>.*?</table>", " ", body, flags=re.DOTALL | re.IGNORECASE)
         prose = _INLINE_MATH.sub(_inline_math, _DISPLAY_RE.sub(" ", prose))
         prose = re.sub(r"(\d)\.\n(\d)", r"\1.\2", prose)  # "25.\n2K": a number broken by the PDF converter
