@@ -208,3 +208,13 @@ def test_a_lora_claim_names_its_rank_alpha_and_dropout_anywhere_in_it():
 def test_a_rank_outside_a_lora_claim_is_not_lora_rank():
     assert pairs("The matrix has rank 4") == []
     assert pairs("Transformer: dropout 0.1 on attention weights") == []
+
+
+def test_a_sweep_under_a_plural_name_is_the_runs_singular_parameter():
+    result = compile_claim(SAU(id="p-D1-005", dimension="D1", claim="LoRA ranks r ∈ {8, 16, 24}"))
+    assert [(c.name, c.sweep) for c in result.checks] == [("lora_rank", [8, 16, 24])]
+
+
+def test_a_set_of_seeds_is_a_seed_count():
+    result = compile_claim(SAU(id="p-D3-002", dimension="D3", claim="seeds ∈ {0, 1, 2}"))
+    assert [(c.kind, c.rule, c.expect) for c in result.checks] == [("protocol", "seeds", 3)]

@@ -257,6 +257,13 @@ class _Builder:
 
     def add(self, check: Any) -> int:
         """The check's index; -1 when its name is wrong for this claim's context (left to the judge)."""
+        if isinstance(check, ValueCheck) and check.sweep is not None and check.name:
+            lexicon = terms.lexicon_index()
+            if check.name in ("num_seeds", "seeds"):  # "seeds ∈ {0, 1, 2}": three runs, one per seed
+                check = ProtocolCheck(rule="seeds", expect=len(set(map(repr, check.sweep))))
+            elif check.name not in lexicon and check.name.endswith("s") and check.name[:-1] in lexicon:
+                # "LoRA ranks r ∈ {8, 16}": each run's lora_rank
+                check = ValueCheck(name=lexicon[check.name[:-1]], names=check.names, sweep=check.sweep)
         if isinstance(check, ValueCheck) and check.name not in self.aliases:
             name = terms.name_in_context(check.name, f"{self.label} {self.fragment}", self.claim)
             if name is None:
