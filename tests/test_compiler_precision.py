@@ -86,7 +86,7 @@ def compiled(claim: str, dimension: str = "D3"):
 
 @pytest.mark.parametrize(
     "claim",
-    ["Models: BERT-base (LoRA r=8 vs LoRA-SB r=16)", "Ablation over drop_path=0 vs. drop_path=0.1 on all tasks"],
+    ["Models: BERT-base (LoRA r=8 vs LoRA-SB r=16)", "Learning rates: lr=1e-4 vs lr=3e-4 for the baseline"],
 )
 def test_one_parameter_at_two_values_is_left_to_the_judge(claim):
     result = compiled(claim)
@@ -218,3 +218,12 @@ def test_a_sweep_under_a_plural_name_is_the_runs_singular_parameter():
 def test_a_set_of_seeds_is_a_seed_count():
     result = compile_claim(SAU(id="p-D3-002", dimension="D3", claim="seeds ∈ {0, 1, 2}"))
     assert [(c.kind, c.rule, c.expect) for c in result.checks] == [("protocol", "seeds", 3)]
+
+
+def test_one_parameter_at_two_values_in_an_ablation_is_a_sweep_of_both():
+    result = compiled("Drop path ablation: drop_path=0 vs. drop_path=0.1 on all VTAB-1K tasks")
+    assert [c.model_dump(exclude_none=True, exclude_defaults=True) for c in result.checks] == [
+        {"name": "drop_path", "sweep": [0, 0.1]},
+        {"rule": "dataset", "expect": "VTAB-1K"},
+    ]
+    assert result.coverage == "full"

@@ -1364,6 +1364,22 @@ def _mask_model_names(text: str) -> str:
     )  # "x1e-2" after a list is its multiplier, not a name
 
 
+_ABLATION_CUE = re.compile(r"\bablat\w*|\bwith and without\b|\bwith\b[^;.]*\bvs\.?\s+without\b", re.IGNORECASE)
+
+
+def _ablated_values(text: str, key: str) -> list[Any] | None:
+    """The values ``key`` is set to on each side of an ablation's "vs" (``drop_path=0 vs. drop_path=0.1``)."""
+    found = re.findall(rf"(?<![\w.]){re.escape(key)}\s*=\s*([-+]?\d[\d,.]*(?:[eE][-+]?\d+)?)", text)
+    values = [numbers.parse_value(v.rstrip(",.")) for v in found]
+    if len(values) < 2 or any(v is None or isinstance(v, (bool, list)) for v in values):
+        return None
+    unique: list[Any] = []
+    for v in values:
+        if v not in unique:
+            unique.append(v)
+    return unique if len(unique) >= 2 else None
+
+
 _COMPARED = re.compile(r"(?<![\w.])(?P<key>[A-Za-z][\w^{}]*)\s*=\s*[^,;=]*?\s(?:vs\.?|versus)\s+(?:\(\s*)?(?:[A-Za-z][\w\-.]*\s+)?\(?(?P=key)\s*=", re.IGNORECASE)
 
 
@@ -1391,7 +1407,17 @@ def _fragment(
         masked = masked.replace("(", " ").replace(")", " ")
         if not re.search(r"(?<![\w.§])\d", masked):
             return Fragment(text, "context", "parameter count: follows from the architecture, not set by code")
-    if _COMPARED.search(masked):
+    compared = _COMPARED.search(masked)
+    if compared and _ABLATION_CUE.search(f"{label_text} {body}"):
+        # "Drop path ablation with drop_path=0 vs. drop_path=0.1": the study runs both, a sweep of the two
+        swept = _ablated_values(masked, compared.group("key"))
+        if swept:
+            name = terms.canonical_name(compared.group("key"), b.aliases) or compared.group("key")
+            index = b.add(ValueCheck(name=name, sweep=swept))
+            if index >= 0:
+                named = _api_checks(body, b) + _protocol_checks(body, b, dimension)
+                return Fragment(text, "typed", "", tuple(sorted({index, *(m for m in named if m >= 0)})))
+    if compared:
         # "LoRA r=8 vs LoRA-SB r=16", "drop_path=0 vs. drop_path=0.1": one parameter set two ways side by side;
         # which one the repo must have is not said, and reading the first would check half the claim
         return Fragment(text, "leftover", "one parameter compared at two values (vs): which one the repo must use is not stated")
