@@ -227,3 +227,9 @@ def test_one_parameter_at_two_values_in_an_ablation_is_a_sweep_of_both():
         {"rule": "dataset", "expect": "VTAB-1K"},
     ]
     assert result.coverage == "full"
+
+
+def test_a_labelled_dataset_outside_the_vocabulary_is_a_dataset_check():
+    result = compiled("Datasets: CIFAR-10 and Tiny Shakespeare")
+    assert [(c.rule, c.expect) for c in result.checks] == [("dataset", "CIFAR10"), ("dataset", "Tiny Shakespeare")]
+    assert compiled("Dataset: the training data of the previous stage").checks == []

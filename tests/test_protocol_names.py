@@ -213,3 +213,14 @@ def test_correlations_and_library_mse():
     assert (r.status.value, where(r)) == ("pass", [("e.py", 3, "rule")])
     r = run("metric", "MSE", {"e.py": "import torch.nn.functional as F\ndef ev(p, y):\n    test_mse = F.mse_loss(p, y)\n    return test_mse\n"})
     assert (r.status.value, where(r)) == ("pass", [("e.py", 3, "rule")])
+
+
+def test_a_leading_dimension_may_trail_in_code():
+    files = {
+        "train.py": 'import numpy as np\n\nDATA = "data/navier_stokes_1d.npy"\n\n\ndef load():\n    return np.load(DATA)\n',
+    }
+    result = run("dataset", "1D Navier-Stokes", files)
+    assert (result.status.value, result.score) == ("pass", 1.0)
+    assert where(result) == [("train.py", 7, "rule")]
+    other = run("dataset", "1D Navier-Stokes", {"train.py": files["train.py"].replace("navier_stokes", "burgers")})
+    assert other.status.value == "missing"

@@ -1204,6 +1204,9 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
         for name in _frozen_targets(lowered):
             out.append(b.add(ProtocolCheck(rule="frozen", name=name)))
     known = {h.target.lower() for h in found if h.category == "metric"}
+    for name in _labelled_datasets(text):
+        if not any(h.category == "dataset" for h in terms.find_protocol_terms(name)):
+            out.append(b.add(ProtocolCheck(rule="dataset", expect=name)))  # "Dataset: 1D Navier-Stokes": unlisted
     for base, qualifier in _listed_metrics(text):
         if qualifier:
             b.unchecked.append(qualifier)  # "MSE at finest resolution": MSE is computed; where is not checked
@@ -1258,6 +1261,20 @@ def _metric_qualifier(item: str) -> tuple[str, str]:
     if re.fullmatch(r"in\s+(?:usd|dollars?|%|percent|percentage|seconds?|s|ms|minutes?|hours?|gb|mb|gib|mib)", match.group("q"), re.IGNORECASE):
         return item[: match.start()].strip(), ""  # "cost in USD": a unit, not a condition
     return item[: match.start()].strip(), match.group("q")
+
+
+_DATASET_LABEL = re.compile(r"^\s*(?:data\s*sets?|datasets?|benchmarks?)\s*:\s*(?P<list>[^.;:()]{2,120})$", re.IGNORECASE)
+_DATASET_ITEM = re.compile(r"^(?=.*(?:[A-Z]|\d))[A-Za-z0-9][\w\-+./']*(?:\s[A-Za-z0-9][\w\-+./']*){0,3}$")
+
+
+def _labelled_datasets(text: str) -> list[str]:
+    """Names after a "Dataset(s):" label ("Dataset: 1D Navier-Stokes"): proper names, not a description."""
+    match = _DATASET_LABEL.match(text)
+    if not match:
+        return []
+    items = [i.strip() for i in re.split(r",|\band\b", match.group("list")) if i.strip()]
+    names = [i for i in items if _DATASET_ITEM.match(i) and all(w[:1].isupper() or w[:1].isdigit() for w in i.split())]
+    return names if names and len(names) == len(items) else []
 
 
 def _listed_metrics(text: str) -> list[tuple[str, str]]:

@@ -10,6 +10,8 @@ setting a loader's argument reads. A comment, a docstring or a print is a mentio
 
 from __future__ import annotations
 
+import re
+
 import ast
 from dataclasses import dataclass
 
@@ -99,10 +101,18 @@ def canonical(name: str, table: dict[str, str]) -> str:
     return table.get(norm(name), name)
 
 
+def _dimension_moved(name: str) -> list[str]:
+    """"1D Navier-Stokes" is also written ``navier_stokes_1d``: a leading or trailing 1D/2D/3D moves freely."""
+    match = re.fullmatch(r"\s*([123]D)[\s_\-]+(.+?)\s*|\s*(.+?)[\s_\-]+([123]D)\s*", name, re.IGNORECASE)
+    if not match:
+        return []
+    return [f"{match.group(2)} {match.group(1)}"] if match.group(1) else [f"{match.group(4)} {match.group(3)}"]
+
+
 def wanted(expect: str, rule: dict) -> Wanted:
     table = alias_table(rule)
     canon = canonical(expect, table)
-    names = [expect, canon]
+    names = [expect, canon, *_dimension_moved(expect)]
     for entry in rule.get("lexicon", {}).get("datasets", []):
         if entry["name"] == canon:
             names += [str(a) for a in entry.get("aliases", [])]
