@@ -69,7 +69,6 @@ KNOWN_FUNCS: dict[str, Any] = {
 _RESERVED_FUNC_NAMES = set(KNOWN_FUNCS) | {"E", "I", "S", "N", "O", "Q", "pi", "beta", "gamma", "zeta"}
 _VALUE_ATTRS = {"data", "values", "real"}
 _TRANSPOSE_ATTRS = {"T", "mT", "H", "mH"}  # x.T, x.mT: the matrix transpose (real tensors: H is T)
-_MATMUL_CALLS = {"matmul", "mm", "bmm"}
 # layers applied as `self.proj(x)`: (weight orientation in y = x W^T + b, bias keyword, bias default)
 _LINEAR_LAYERS = {"Linear": ("transposed", "bias"), "LazyLinear": ("transposed", "bias"), "Dense": ("kernel", "use_bias")}
 ARRAY_NAMESPACES = {"xp", "np", "jnp", "torch", "F", "math", "tf", "backend", "B"}
@@ -90,7 +89,8 @@ class Marker:
 @dataclass(frozen=True)
 class ApiEntry:
     name: str
-    kind: str  # template | identity | source | clamp | where | maxmin | var | std | loss
+    # template | identity | source | clamp | where | maxmin | var | std | loss | matmul | transpose | linear | einsum
+    kind: str
     args: tuple[str, ...] = ()
     defaults: tuple[tuple[str, Any], ...] = ()
     aliases: tuple[tuple[str, str], ...] = ()
@@ -656,8 +656,8 @@ class Translator:
                     target = node.targets[0]
                     if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
                         continue
-                    called = attribute_chain(node.value.func) or (node.value.func.id if isinstance(node.value.func, ast.Name) else "")
-                    kind = _LINEAR_LAYERS.get(called.rsplit(".", 1)[-1]) if called else None
+                    called = attribute_chain(node.value.func) or ""
+                    kind = _LINEAR_LAYERS.get(called.rsplit(".", 1)[-1])
                     if kind is None:
                         continue
                     orientation, bias_kw = kind
@@ -680,7 +680,8 @@ class Translator:
     def _call(self, node: ast.Call, path: _Path, stmt: ast.stmt | None) -> Any:
         func = node.func
         called = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")
-        evaluate = self._operand if called in _MATMUL_CALLS or called == "dot" else self.expr
+        entry = api_table().entries.get(called)  # matmul/mm/bmm (`kind: matmul`) and np.dot: matrix-product operands
+        evaluate = self._operand if called == "dot" or (entry is not None and entry.kind == "matmul") else self.expr
         args = [evaluate(a.value if isinstance(a, ast.Starred) else a, path) for a in node.args]
         kwargs = {k.arg: self.expr(k.value, path) for k in node.keywords if k.arg}
         if isinstance(func, ast.Name):
@@ -970,7 +971,6 @@ def _matrix_call(kind: str, args: list, kwargs: dict, permutation: bool = False)
         if len(args) == 3 and isinstance(args[0], Marker) and args[0].kind == "str":
             return _einsum(args[0].value, args[1], args[2])
         return Marker("opaque")
-    operands = [a for a in args if isinstance(a, sp.Expr)]
     if kind == "matmul":
         other = kwargs.get("other", kwargs.get("mat2", kwargs.get("b")))
         pair = args[:2] if len(args) >= 2 else [*args, other]

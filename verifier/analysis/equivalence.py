@@ -30,6 +30,7 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 
 from verifier.analysis.code_sympy import MATMUL, REDUCTIONS, TRANSPOSE, api_table, expr_nodes, matmul, transpose
+from verifier.symbolic.core import has_matrix_ops, is_matrix_op
 
 SAMPLES = 40
 VECTOR_LEN = 4
@@ -479,13 +480,9 @@ def _elementwise_reading(a: sp.Expr, b: sp.Expr, subs: dict) -> sp.Expr:
     return b.replace(lambda n: isinstance(n, AppliedUndef) and n.func is TRANSPOSE, lambda n: n.args[0])
 
 
-def has_matrix_ops(expr: sp.Basic) -> bool:
-    return any(isinstance(n, AppliedUndef) and n.func in (MATMUL, TRANSPOSE) for n in sp.preorder_traversal(expr))
-
-
 def _operands(expr: sp.Basic):
     for node in sp.preorder_traversal(expr):
-        if isinstance(node, AppliedUndef) and node.func in (MATMUL, TRANSPOSE):
+        if is_matrix_op(node):
             yield from node.args
 
 

@@ -30,7 +30,7 @@ import gc
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -181,7 +181,7 @@ class SweepValue:
         src = self.candidate.source
         for link in self.candidate.chain:
             if (link.file, link.line, link.name) == (src.span.file, src.span.line, src.name):
-                return Link(**{**link.__dict__, "value": self.value})
+                return replace(link, value=self.value)
         return Link(src.span.file, src.span.line, src.span.end_line, src.kind.value, src.name, src.expr, self.value)
 
 
@@ -1267,6 +1267,7 @@ def _equal_values(a: Any, b: Any) -> bool:
 
 def _sort_text(value: Any) -> str:
     return f"{type(value).__name__}:{value!r}"
+
 
 @contextlib.contextmanager
 def _no_cyclic_gc():

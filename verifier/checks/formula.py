@@ -20,7 +20,6 @@ from sympy.core.function import AppliedUndef
 from verifier.analysis.code_sympy import (
     MATMUL,
     REDUCTIONS,
-    TRANSPOSE,
     UNKNOWN,
     Candidate,
     FunctionModel,
@@ -34,6 +33,7 @@ from verifier.analysis.equivalence import (
     MatchResult,
     Target,
     canonical,
+    has_matrix_ops,
     match,
     similarity,
     strip_reductions,
@@ -200,7 +200,7 @@ def profile(expr: sp.Basic) -> frozenset[str]:
                 kinds.add("div")
             else:
                 kinds.add("square")
-        elif isinstance(node, AppliedUndef) and node.func in (MATMUL, TRANSPOSE):
+        elif is_matrix_op(node):
             kinds.add(node.func.__name__)
         elif isinstance(node, AppliedUndef):
             name = node.func.__name__
@@ -503,7 +503,7 @@ def _matrix_reading(paper: sp.Expr, formula: Formula, code: list[sp.Expr]) -> sp
     """Capitals side by side are matrices only in code that multiplies matrices: where no value in scope
     does (``n * R * T``), the paper's ``n R T`` is the product it always was. A transpose, ``@`` or
     `matrices:` keeps the matrix reading whatever the code does."""
-    if formula.explicit_matrices or any(is_matrix_op(n) for e in code for n in sp.preorder_traversal(e)):
+    if formula.explicit_matrices or any(has_matrix_ops(e) for e in code):
         return paper
     if not any(isinstance(n, AppliedUndef) and n.func is MATMUL for n in sp.preorder_traversal(paper)):
         return paper

@@ -153,7 +153,7 @@ def other_spellings(ctx: Context, name: str) -> list[str]:
             if facts.role in EXCLUDED_ROLES:
                 continue
             out += [b.name for b in facts.bindings if b.kind == BindingKind.assign and ending.match(b.name)]
-    return sorted(set(out) - {name}, key=lambda n: (out.index(n), n))
+    return list(dict.fromkeys(n for n in out if n != name))  # first spelling first
 
 
 def describe(site: InitSite, claimed: dict[str, Any] | None = None) -> str:

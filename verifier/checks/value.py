@@ -92,13 +92,8 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
         return _result(status, score, message, evidence, details)
 
     if res.unresolved:
-        first = res.unresolved[0]
-        message = f"{label}: {first.binding.name} at {first.binding.span.file}:{first.binding.span.line} " + (
-            f"does not fold to a constant ({first.reason})" if first.reason else "does not fold to a constant"
-        )
-        evidence = [_evidence(ctx, c.chain[0], "effective") for c in res.unresolved[:MAX_CONTEXT_EVIDENCE]]
         details["chain"] = [link.to_json() for c in res.unresolved for link in c.chain][:MAX_DETAILS]
-        return CheckResult.unverified(KIND, message, _sorted(evidence + context), **details)
+        return _unresolved(ctx, label, res, context, details)
 
     if res.stubs:
         stub = res.stubs[0]
@@ -126,6 +121,20 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
         )
         return CheckResult.failed(KIND, Status.missing, message, _sorted(context), **details)
 
+    return _no_binding(label, res, details)
+
+
+def _unresolved(ctx: Context, label: str, res, context: list, details: dict[str, Any]) -> CheckResult:
+    """The first binding found does not fold to a constant: unverified, citing the unresolved bindings."""
+    first = res.unresolved[0]
+    message = f"{label}: {first.binding.name} at {first.binding.span.file}:{first.binding.span.line} " + (
+        f"does not fold to a constant ({first.reason})" if first.reason else "does not fold to a constant"
+    )
+    evidence = [_evidence(ctx, c.chain[0], "effective") for c in res.unresolved[:MAX_CONTEXT_EVIDENCE]]
+    return CheckResult.unverified(KIND, message, _sorted(evidence + context), **details)
+
+
+def _no_binding(label: str, res, details: dict[str, Any]) -> CheckResult:
     shown = ", ".join(res.names[:6]) + (", ..." if len(res.names) > 6 else "")
     return CheckResult.failed(KIND, Status.missing, f"no binding of {label} ({shown}) in the repo", (), **details)
 
@@ -192,12 +201,7 @@ def _check_sweep(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
         evidence = _sorted([_evidence(ctx, link, "missing-near")] + context)
         return CheckResult.failed(KIND, Status.missing, message, evidence, **details)
     if res.unresolved:
-        first = res.unresolved[0]
-        message = f"{label}: {first.binding.name} at {first.binding.span.file}:{first.binding.span.line} " + (
-            f"does not fold to a constant ({first.reason})" if first.reason else "does not fold to a constant"
-        )
-        evidence = [_evidence(ctx, c.chain[0], "effective") for c in res.unresolved[:MAX_CONTEXT_EVIDENCE]]
-        return CheckResult.unverified(KIND, message, _sorted(evidence + context), **details)
+        return _unresolved(ctx, label, res, context, details)
     if res.stubs:
         stub = res.stubs[0]
         message = f"{label}: the only binding ({stub.name} at {stub.where()}) sits in a placeholder body"
@@ -206,8 +210,7 @@ def _check_sweep(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
         first = min(res.excluded, key=_link_key)
         message = f"{label} is bound only outside live code ({first.name} at {first.where()}); no run sets it"
         return CheckResult.failed(KIND, Status.missing, message, _sorted(context), **details)
-    shown = ", ".join(res.names[:6]) + (", ..." if len(res.names) > 6 else "")
-    return CheckResult.failed(KIND, Status.missing, f"no binding of {label} ({shown}) in the repo", (), **details)
+    return _no_binding(label, res, details)
 
 
 def _loop_evidence(ctx: Context, loop: str) -> Evidence:

@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -170,10 +170,9 @@ def find_baselines(text: str) -> tuple[list[str], list[tuple[int, int]]]:
     return found.names, found.spans
 
 
-def _baseline_aliases(name: str) -> dict[str, list[str]]:
-    """``aliases`` of a baseline check: the code spellings of a name with dashes or spaces (OS-Ext -> os_ext)."""
-    spellings = protocol_claims.code_spellings(name)
-    return {"aliases": spellings} if spellings else {}
+def _baseline_check(name: str, spellings: list[str]) -> ProtocolCheck:
+    """A baseline check; its ``aliases`` are the code spellings of the name (OS-Ext -> os_ext), when it has any."""
+    return ProtocolCheck(rule="baseline", name=name, **({"aliases": spellings} if spellings else {}))
 
 
 _NOTE = r"(?:\s*\([^(),]{1,40}\))?"  # "0.95 (baseline)": a remark on one item
@@ -195,7 +194,7 @@ def _labelled_lists(text: str, b: _Builder) -> list[tuple[str, list[Any], tuple[
     out = []
     for match in _LABELLED_LIST.finditer(text):
         label = match.group("label").strip()
-        name = _name_for(label, b.aliases) or _head_phrase(label)
+        name = _label_name(label, b.aliases)
         if _COUNT_LABEL.search(label):
             continue  # "Parameter counts: ...": measurements, not a setting
         items = re.sub(r"\([^()]*\)", " ", match.group("nums"))
@@ -210,7 +209,7 @@ def _labelled_lists(text: str, b: _Builder) -> list[tuple[str, list[Any], tuple[
         while words and re.match(r"(?i)per\b|per-", words[0]):
             words = words[1:] if not words[0].lower() == "per" else words[2:]  # "per-state downsample factors"
         label = " ".join(words)
-        name = (_name_for(label, b.aliases) or _head_phrase(label)) if label else None
+        name = _label_name(label, b.aliases)
         values = [numbers.parse_value(v) for v in re.split(r"\s*(?:,\s*(?:and|or)\s+|,|\s(?:and|or)\s+)\s*", match.group("nums"))]
         if name and len(values) >= 3 and all(isinstance(v, (int, float)) for v in values) and not _COUNT_LABEL.search(label):
             out.append((name, values, (match.start("label"), match.end())))
@@ -484,7 +483,7 @@ def _leading_value(text: str) -> str:
     return _PROSE_TAIL.split(text, maxsplit=1)[0]
 
 
-_SET_SCALE = re.compile(r"\s*[x×*·]\s*(?:\d+(?:\.\d+)?[eE][-+]?\d+|10\s*(?:\^|\*\*)\s*\{?[-+]?\d+\}?)(?![\w.])")
+_SET_SCALE = re.compile(rf"\s*[x×*·]\s*(?:{numbers.SCALE_FACTOR})(?![\w.])")
 
 
 _PROSE_TAIL = re.compile(
@@ -524,7 +523,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         # "1 - beta = 0.05 = 0.95": the key's value, then the claim's own value, named by the label
         last = numbers.parse_value(chain.group("last"))
         raw_val = chain.group("first")
-        name = (_name_for(label, b.aliases) or _head_phrase(label)) if label else None
+        name = _label_name(label, b.aliases)
         name = name or b.lead_name
         if name and not isinstance(last, bool):
             made.append(b.add(_value_check(name, last)))
@@ -571,7 +570,6 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         if name:
             made.append(b.add(_value_check(name, key_expect)))
             continue
-        words = key.strip().split()
         if len(words) >= 2 and words[-1].lower() in terms.generic_keys() and _is_symbol(words[-1]) and not isinstance(key_expect, str):
             compound = " ".join(words[-2:])  # "initial dim" -> initial_dim, not a symbol "dim"
             made.append(b.add(_value_check(terms.canonical_name(compound, b.aliases) or terms.identifier(compound).lower(), key_expect)))
@@ -591,7 +589,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         if head and (not isinstance(key_expect, str) or re.fullmatch(r"[a-z_]\w*", key.strip())):
             made.append(b.add(ValueCheck(name=head, **_expectation(key_expect))))
             continue
-        fallback = _fallback_name(key, label, b) if len(keys) == 1 and _is_description(key) else None
+        fallback = _fallback_name(label, b) if len(keys) == 1 and _is_description(key) else None
         if fallback:  # "Task type for MS-COCO: controlling ... = multilabel_classification": the label names it
             made.append(b.add(_value_check(fallback, key_expect)))
             continue
@@ -621,14 +619,13 @@ def _list_key(body: str) -> re.Match | None:
 _TRAILING_VALUE = re.compile(r"=\s*(?P<value>[^=;:]+?)\s*\.?\s*$")
 
 
-def _claim_lead(text: str, b: _Builder) -> tuple[str | None, Any]:
+def _claim_lead(text: str, spans: list[tuple[int, int]], b: _Builder) -> tuple[str | None, Any]:
     """SA-Bench's "<what it is>; <how it is used> = <value>" claims: the first fragment (or the claim's label)
     is a noun phrase with no number, the claim ends with "= value". Returns (name, value) or (None, None)."""
     trailing = _TRAILING_VALUE.search(text)
     value = numbers.parse_value(trailing.group("value")) if trailing else None
     if value is None or isinstance(value, bool):
         return None, None
-    spans = split_fragments(text)
     first = text[spans[0][0] : spans[0][1]] if spans else ""
     labelled = _LABEL_RE.match(first)
     lead = labelled.group("label") if labelled else first
@@ -637,7 +634,7 @@ def _claim_lead(text: str, b: _Builder) -> tuple[str | None, Any]:
     value_of = re.match(r"^\s*(?:the\s+)?values?\s+of\s+(?P<symbol>\S+)", lead, re.IGNORECASE)
     if value_of and _is_symbol(value_of.group("symbol")):
         return terms.identifier(value_of.group("symbol")).lower(), value  # "Value of lambda achieving zero loss"
-    return _name_for(lead, b.aliases) or _head_phrase(lead), value
+    return _label_name(lead, b.aliases), value
 
 
 def _lead_value_fragment(body: str, masked: str, b: _Builder, made: list[int], reason: str) -> tuple[list[int], str]:
@@ -693,16 +690,22 @@ def _string_setting_regex() -> re.Pattern | None:
     return re.compile(rf"(?:^|(?<=[,:;(]\s)|(?<=\busing\s)|(?<=\bwith\s)|(?<=\ba\s))(?P<value>[A-Za-z][A-Za-z]*\d*(?:\.\d+)?)\s+(?P<name>{alternatives})\b", re.IGNORECASE)
 
 
+@functools.cache
+def _string_setting_words() -> tuple[dict[str, str], frozenset[str]]:
+    """(normalised setting phrase -> its name, the value words a setting may take) of rules/claim_terms.yaml."""
+    lookup = {terms.normalise_phrase(k): str(v) for k, v in terms.section("string_settings").items()}
+    return lookup, frozenset(str(v).lower() for v in terms.section("string_settings_values").get("words") or [])
+
+
 def _string_settings(body: str, b: _Builder) -> list[int]:
     """"bior2.4 wavelet", "zero padding mode", "bfloat16 precision": a named setting whose value is a word."""
     made = []
     for match in _DTYPE_RE.finditer(body):
         made.append(b.add(ValueCheck(name="dtype", expect=match.group("dtype").lower())))
     regex = _string_setting_regex()
-    lookup = {terms.normalise_phrase(k): str(v) for k, v in terms.section("string_settings").items()}
+    lookup, known = _string_setting_words()
     for match in regex.finditer(body) if regex else ():
         value = match.group("value")
-        known = {str(v).lower() for v in terms.section("string_settings_values").get("words") or []}
         if not (re.search(r"\d", value) or value.lower() in known) or terms.find_apis(value):
             continue  # "sym4", "bior2.4" (a family and an order) or a known value word ("periodic", "zero")
         made.append(b.add(ValueCheck(name=lookup[terms.normalise_phrase(match.group("name"))], expect=value)))
@@ -744,12 +747,15 @@ def _counted_symbol(key: str) -> str | None:
     return None
 
 
-def _fallback_name(key: str, label: str, b: _Builder) -> str | None:
-    """The name of a value whose key is a description, not a name: the fragment's label, else the claim's
-    leading noun phrase ("Maximum possible loss; used as ... = 1")."""
-    if label and not _COUNT_LABEL.search(label):
-        return _name_for(label, b.aliases) or _head_phrase(label)
-    return None
+def _fallback_name(label: str, b: _Builder) -> str | None:
+    """The name of a value whose key is a description, not a name: the fragment's label, unless it labels
+    counts ("Task type for MS-COCO: controlling ... = multilabel_classification")."""
+    return _label_name(label, b.aliases) if not _COUNT_LABEL.search(label) else None
+
+
+def _label_name(label: str, aliases: dict[str, list[str]]) -> str | None:
+    """The parameter a label or a leading noun phrase names: a known name, else its head noun phrase."""
+    return (_name_for(label, aliases) or _head_phrase(label)) if label else None
 
 
 def _is_description(key: str) -> bool:
@@ -1214,7 +1220,7 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
             out.append(b.add(ProtocolCheck(rule="metric", expect=base)))
     if dimension in (Dimension.protocol, Dimension.ordering):  # "evaluated with and without X (ABBR)"
         for name, spellings in protocol_claims.ablated_components(text):
-            out.append(b.add(ProtocolCheck(rule="baseline", name=name, **({"aliases": spellings} if spellings else {}))))
+            out.append(b.add(_baseline_check(name, spellings)))
     return out
 
 
@@ -1400,6 +1406,11 @@ def _ablated_values(text: str, key: str) -> list[Any] | None:
 _COMPARED = re.compile(r"(?<![\w.])(?P<key>[A-Za-z][\w^{}]*)\s*=\s*[^,;=]*?\s(?:vs\.?|versus)\s+(?:\(\s*)?(?:[A-Za-z][\w\-.]*\s+)?\(?(?P=key)\s*=", re.IGNORECASE)
 
 
+def _is_label(match: re.Match | None) -> TypeGuard[re.Match]:
+    """A fragment's "label: body" whose label is words (a digit only in a long one): the body is read alone."""
+    return match is not None and (not re.search(r"\d", match.group("label")) or len(match.group("label")) > 25)
+
+
 def _fragment(
     text: str, dimension: Dimension, b: _Builder, formulas_only: bool = False, claim_label: str = ""
 ) -> Fragment:
@@ -1408,7 +1419,7 @@ def _fragment(
     label_text = claim_label
     names_text = ""
     label = _LABEL_RE.match(body)
-    if label and (not re.search(r"\d", label.group("label")) or len(label.group("label")) > 25):
+    if _is_label(label):
         body = label.group("body").strip()
         label_text = label.group("label")
         inner = _LABEL_RE.match(body)
@@ -1545,9 +1556,7 @@ def _compile_cached(
             covered.append((span[0], span[1], [index], "list"))
     baselines, spans = find_baselines(text)
     if baselines and sau.dimension in (Dimension.protocol, Dimension.ordering):
-        made = [
-            b.add(ProtocolCheck(rule="baseline", name=name, **_baseline_aliases(name))) for name in baselines
-        ]
+        made = [b.add(_baseline_check(name, protocol_claims.code_spellings(name))) for name in baselines]
         for span in spans:
             covered.append((span[0], span[1], made, "baseline"))
         b.baselines = frozenset(name.lower() for name in baselines)
@@ -1557,19 +1566,18 @@ def _compile_cached(
         listed = [b.add(c) for c in listing.checks]
         for (start, end), made in listing.covered:
             covered.append((start, end, [listed[i] for i in made] or listed, "pseudocode"))
+    pieces = split_fragments(text)
     for start, end, made in formulas.glossary_spans(
         text,
-        split_fragments(text),
-        lambda piece: m.group("body").strip()
-        if (m := _LABEL_RE.match(piece.strip())) and (not re.search(r"\d", m.group("label")) or len(m.group("label")) > 25)
-        else piece.strip(),
+        pieces,
+        lambda piece: m.group("body").strip() if _is_label(m := _LABEL_RE.match(piece.strip())) else piece.strip(),
         lambda body: _formula_check(body, b)[0],
     ):
         covered.append((start, end, made, "glossary"))
 
-    b.lead_name, b.lead_value = _claim_lead(text, b)
+    b.lead_name, b.lead_value = _claim_lead(text, pieces, b)
     current_label, previous_end = claim_label, 0
-    for start, end in split_fragments(text):
+    for start, end in pieces:
         piece = text[start:end]
         if re.search(r"[.;\n]", text[previous_end:start]):
             current_label = claim_label  # a new sentence: the previous sentence's label no longer applies

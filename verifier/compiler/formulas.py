@@ -58,6 +58,8 @@ _KNOWN_FUNCS = {
     "e", "var", "sinh", "cosh", "minimum", "maximum", "where", "softmax", "sigma", "phi", "ln", "tr", "diag",
     "transpose", "matmul",
 }  # fmt: skip
+# an opaque function applied to plain arguments ("epsilon_theta(x, empty)"): a known function is not one
+_OPAQUE_CALL = re.compile(r"\b(?!(?:" + "|".join(sorted(_KNOWN_FUNCS)) + r")\()([A-Za-z_]\w*)\([^()]*\)")
 _NEEDS_ARGUMENT = frozenset("log ln exp sqrt sin cos tanh sigmoid softmax norm mean sum max min".split())
 _ALLOWED = (
     ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant, ast.Load, ast.Add, ast.Sub,
@@ -139,7 +141,7 @@ def _flatten_subscripts(text: str) -> str:
     return re.sub(r"_\{([^{}]*)\}", sub, text)
 
 
-def _closing(text: str, start: int, open_: str, close: str) -> int:
+def _closing(text: str | list[str], start: int, open_: str, close: str) -> int:
     """Index just past the bracket closing the one at ``start`` (-1 when it never closes)."""
     depth = 0
     for i in range(start, len(text)):
@@ -460,7 +462,7 @@ def to_sympy(text: str, code: bool = False) -> tuple[str | None, str]:
     # the arguments of an opaque function are names ("epsilon_theta(x, empty)"), not prose
     outside_args = result
     for _ in range(6):
-        outside_args = re.sub(r"\b(?!(?:" + "|".join(sorted(_KNOWN_FUNCS)) + r")\()([A-Za-z_]\w*)\([^()]*\)", r"\1", outside_args)
+        outside_args = _OPAQUE_CALL.sub(r"\1", outside_args)
     words = [w for w in re.findall(r"[A-Za-z_]\w*", outside_args) if re.fullmatch(r"[a-z]{5,}", w)]
     prose = [w for w in words if w not in _KNOWN_FUNCS and w not in GREEK_NAMES]
     prose += [w for w in re.findall(
@@ -482,12 +484,8 @@ def _operand_end(tokens: list[str], i: int) -> int:
     """Past the operand starting at ``i``: a name (applied to a group), a number or a group, and its powers."""
     def atom_end(j: int) -> int:
         if j < len(tokens) and tokens[j] == "(":
-            depth = 0
-            for k in range(j, len(tokens)):
-                depth += {"(": 1, ")": -1}.get(tokens[k], 0)
-                if depth == 0:
-                    return k + 1
-            return len(tokens)
+            close = _closing(tokens, j, "(", ")")
+            return close if close > 0 else len(tokens)
         if j + 1 < len(tokens) and re.match(r"[A-Za-z_]", tokens[j]) and tokens[j + 1] == "(":
             return atom_end(j + 1)
         return j + 1

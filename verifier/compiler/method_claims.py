@@ -41,6 +41,7 @@ def _words(key: str) -> list[str]:
     return sorted((str(w) for w in _data().get(key) or []), key=lambda w: (-len(w), w))
 
 
+@functools.cache
 def _mapping(key: str) -> dict[str, str]:
     raw = _data().get(key) or {}
     return {str(k).lower(): str(v) for k, v in raw.items()}
@@ -76,13 +77,18 @@ def _split_subjects(text: str) -> list[str]:
     return out
 
 
+@functools.cache
+def _not_parts() -> frozenset[str]:
+    return frozenset(w.lower() for w in _words("not_parts"))
+
+
 _UNICODE_SUBSCRIPT = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 
 
 def _code_name(subject: str, aliases: dict[str, list[str]]) -> tuple[str | None, str]:
     """The name a check looks for, or (None, why not)."""
     lowered = re.sub(r"\s+", " ", subject.lower())
-    if lowered in {w.lower() for w in _words("not_parts")}:
+    if lowered in _not_parts():
         return None, f"'{subject}' is optimiser or runtime state, not a parameter"
     parts = _mapping("parts")
     if lowered in parts:
@@ -146,6 +152,7 @@ def _placement_re() -> re.Pattern | None:
 _INIT_FROM = re.compile(r"\binitiali[sz]ed\s+(?:from|by\s+copying|with\s+the\s+weights\s+of)\s+(?!(?:N|U|TN|Normal|Uniform|Gaussian)\s*\()", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=256)
 def describes_variant(claim: str) -> bool:
     """The claim describes a baseline or an ablation ("Standard LoRA (baseline): ...", "Ablated variant: ...")."""
     cues = _words("variant_cues")
@@ -190,7 +197,7 @@ def read(text: str, claim: str = "", aliases: dict[str, list[str]] | None = None
     for start, end, modules in _code_placements(claim):
         at = claim.find(body)
         if modules and at >= 0 and start <= at + len(body) and at < end and (at >= start or _placement_re().search(body)):
-            return MethodFacts([ValueCheck(name="target_modules", expect=modules)])  # "... to q_proj, k_proj and v_proj"
+            return MethodFacts([ValueCheck(name="target_modules", expect=list(modules))])  # "... to q_proj, k_proj and v_proj"
     placement = _placement_re()
     found = placement.search(body) if placement else None
     if found and _MODULE_WORDS.search(found.group("where")):
@@ -198,31 +205,39 @@ def read(text: str, claim: str = "", aliases: dict[str, list[str]] | None = None
     return None
 
 
-def _code_placements(claim: str) -> list[tuple[int, int, list[str]]]:
-    """Placements whose modules are code names, read on the whole claim: its list runs past the commas the
-    fragments are cut at ("applied to q_proj, k_proj and v_proj")."""
+_ITEM = r"`?[a-z][a-z0-9]*(?:_[a-z0-9]+)+`?|`?(?:c_attn|c_proj|qkv|fc1|fc2)`?"
+_LISTED = re.compile(rf"(?:the\s+)?(?P<list>(?:{_ITEM})(?:\s*(?:,\s*(?:and\s+|or\s+)?|\band\b|\bor\b)\s*(?:{_ITEM}))*)(?:\s+(?:modules?|layers?|projections?))?(?:\s+only)?(?=\s*(?:[.;)]|$))")
+
+
+@functools.lru_cache(maxsize=256)
+def _code_placements(claim: str) -> tuple[tuple[int, int, tuple[str, ...]], ...]:
+    """Placements whose modules are code names, read on the whole claim (once per claim, not per fragment): its
+    list runs past the commas the fragments are cut at ("applied to q_proj, k_proj and v_proj")."""
     placement = _placement_re()
     if placement is None or not claim:
-        return []
-    item = r"`?[a-z][a-z0-9]*(?:_[a-z0-9]+)+`?|`?(?:c_attn|c_proj|qkv|fc1|fc2)`?"
-    listed = re.compile(rf"(?:the\s+)?(?P<list>(?:{item})(?:\s*(?:,\s*(?:and\s+|or\s+)?|\band\b|\bor\b)\s*(?:{item}))*)(?:\s+(?:modules?|layers?|projections?))?(?:\s+only)?(?=\s*(?:[.;)]|$))")
+        return ()
     out = []
     for verb in re.finditer(rf"\b(?:{_alternation(_words('placement_verbs'))})\b\s*", claim, re.IGNORECASE):
-        match = listed.match(claim, verb.end())
+        match = _LISTED.match(claim, verb.end())
         if match:
-            modules = [m.strip("`") for m in re.split(r"\s*(?:,\s*(?:and\s+|or\s+)?|\band\b|\bor\b)\s*", match.group("list")) if m.strip("`")]
+            modules = tuple(m.strip("`") for m in re.split(r"\s*(?:,\s*(?:and\s+|or\s+)?|\band\b|\bor\b)\s*", match.group("list")) if m.strip("`"))
             out.append((verb.start(), match.end(), modules))
-    return out
+    return tuple(out)
 
 
 _UNNAMED_INIT = {"weight", "bias"}  # the init check reads these as slots, not as one tensor's name
+
+
+@functools.cache
+def _scheme_table() -> dict[str, str]:
+    return {re.sub(r"\s+", " ", k): v for k, v in _mapping("init_schemes").items()}
 
 
 def _scheme(match: re.Match) -> str:
     groups = match.groupdict()
     if groups.get("prefix"):
         return _mapping("init_prefixes")[re.sub(r"\s+", " ", groups["prefix"].lower())]
-    table = {re.sub(r"\s+", " ", k): v for k, v in _mapping("init_schemes").items()}
+    table = _scheme_table()
     written = re.sub(r"\s+", " ", groups["scheme"])
     return table.get(written.lower()) or table.get(written, "zeros")
 

@@ -148,7 +148,8 @@ def parse_number(text: str) -> int | float | None:
 
 _SET_RE = re.compile(r"^\s*[\{\[\(]\s*(?P<body>[^{}\[\]()]*?)\s*[\}\]\)]\s*$")
 # "[9, 10, 11.5] x1e4", "{1, 2} × 10^3": one multiplier written after a whole set
-_SCALED_SET_RE = re.compile(r"^\s*(?P<set>[\{\[\(][^{}\[\]()]*[\}\]\)])\s*[x×*·]\s*(?P<factor>\d+(?:\.\d+)?[eE][-+]?\d+|10\s*(?:\^|\*\*)\s*\{?[-+]?\d+\}?|10[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)\s*$")
+SCALE_FACTOR = r"\d+(?:\.\d+)?[eE][-+]?\d+|10\s*(?:\^|\*\*)\s*\{?[-+]?\d+\}?"  # x1e4, × 10^3 (also claims._SET_SCALE)
+_SCALED_SET_RE = re.compile(rf"^\s*(?P<set>[\{{\[\(][^{{}}\[\]()]*[\}}\]\)])\s*[x×*·]\s*(?P<factor>{SCALE_FACTOR}|10[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)\s*$")
 _TIMES_RE = re.compile(r"^\s*(?P<n>\d+(?:\.\d+)?)\s*[x×]\s*$")  # "downsample=8x": a factor of 8
 _SHAPE_RE = re.compile(r"^\s*\d{1,5}(?:\s*[x×]\s*\d{1,5}){1,4}\s*$")
 _RANGE_RE = re.compile(r"^\s*(?P<a>\S+?)\s*(?:to|-|–|~|\.\.\.?)\s*(?P<b>\S+)\s*$")

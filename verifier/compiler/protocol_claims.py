@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from verifier.compiler import terms
 
+_norm = terms.normalise_phrase  # "Full fine-tuning" = "full_fine tuning"
+
 # ----- baseline lists -------------------------------------------------------------------------------------
 _CUE = re.compile(
     r"\b(?:(?P<strong>(?:compared?|compares|comparing)\s+(?:against|with|to)|against|versus|vs\.?)"
@@ -76,18 +78,14 @@ def _vocabulary() -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
     return families, libraries, named
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"[\s_\-]+", " ", text.strip().lower())
-
-
 def baseline_name(item: str) -> str | None:
     """The baseline an item of a comparison list names ("and DDPM baselines" -> DDPM), or None when it names a
     family ("PEFT baselines"), a count ("8 PEFT methods"), a library, a dataset or metric, or is prose."""
     families, libraries, named = _vocabulary()
     text = re.sub(r"^(?:and|or|as well as|plus|the|a|an)\s+", "", item.strip(" \t,;:'\"*"), flags=re.IGNORECASE)
     text = re.sub(r"^(?:and|or|the)\s+", "", text, flags=re.IGNORECASE).strip()
-    if _norm(text) in named:
-        return named[_norm(text)]
+    if (lowered := _norm(text)) in named:
+        return named[lowered]
     text = _FAMILY_TAIL.sub("", text).strip()
     text = re.sub(r"'s$", "", _ABBREVIATED.sub(" ", f" {text}").strip())
     if _SIZE_SUFFIX.search(text):  # "VICON-88M", "FMT-S-6M": the model's size is not part of its name
@@ -228,6 +226,7 @@ def _read_list(text: str, start: int, end: int, compare: bool = False) -> tuple[
             items += 1
             continue  # "StreamT2V (results from GitHub)": numbers quoted, not a baseline the code runs
         found: list[str] = []
+        named: list[bool] = []  # per part: it names a baseline or lists a family's members
         offset = 0
         parts = _top_level_parts(group)
         for number, part in enumerate(parts):
@@ -241,15 +240,16 @@ def _read_list(text: str, start: int, end: int, compare: bool = False) -> tuple[
             name = (_acronym_of(name, inner) or name) if name else None
             members = [] if name else _members(inner)
             found.extend([name] if name else members)  # "PEFT baselines (LoRA, DoRA)": its members
+            named.append(bool(name or members))
             items += max(1, len(members))
             if tail:
                 names.extend(found)
-                if found and len(found) >= number + 1 and all(_named(p) for p in parts[:number]):
+                if found and len(found) >= number + 1 and all(named[:number]):
                     spans.append(_trimmed(text, a, a + offset + tail.start() - 1))
                 return names, spans, items, a + offset + tail.start() - 1
             offset += len(part)
         names.extend(found)
-        if found and all(_named(p) for p in parts):
+        if found and all(named):
             spans.append(_trimmed(text, a, b))
     return names, spans, items, end
 
@@ -260,11 +260,6 @@ def _trimmed(text: str, a: int, b: int) -> tuple[int, int]:
     while b > a and text[b - 1].isspace():
         b -= 1
     return a, b
-
-
-def _named(part: str) -> bool:
-    head, inner = _parenthetical(part)
-    return bool(baseline_name(head) or _members(inner))
 
 
 def find_baseline_lists(text: str) -> BaselineList:
@@ -422,9 +417,7 @@ def context_note(text: str) -> str | None:
         return "connective: a discourse word with no content of its own"
     if (_LEAD_IN.match(stripped) and len(stripped.split()) <= 5) or (_SUBORDINATE.match(stripped) and len(stripped.split()) <= 10):
         return "heading of the parts that follow: a lead-in clause"
-    if _COST.search(stripped):
-        return "compute budget: time, memory or cost of a run"
-    if _MEASURED_COST.match(stripped):
+    if _COST.search(stripped) or _MEASURED_COST.match(stripped):
         return "compute budget: time, memory or cost of a run"
     if _COUNT_ONLY.match(stripped):
         return "parameter count: follows from the architecture, not set by code"

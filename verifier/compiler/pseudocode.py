@@ -142,8 +142,7 @@ def statements(text: str) -> list[Statement]:
             out.append(Statement(start, end, chunk, "blank"))
         elif _COMMENT.match(chunk):
             out.append(Statement(start, end, chunk, "comment"))
-        elif _PSEUDO_HEADER.search(chunk.rstrip()):
-            header = _PSEUDO_HEADER.search(chunk.rstrip())
+        elif header := _PSEUDO_HEADER.search(chunk.rstrip()):
             out.append(Statement(start + header.start("name"), end, chunk[header.start("name") :], "header"))
         else:
             tree = _parse(code)
@@ -200,7 +199,7 @@ def _constant_kwargs(call: ast.Call) -> dict[str, Any]:
             value = ast.literal_eval(kw.value)
         except (ValueError, SyntaxError, TypeError, RecursionError):
             continue
-        if isinstance(value, (int, float, str, bool)) and not isinstance(value, complex):
+        if isinstance(value, (int, float, str, bool)):
             out[kw.arg] = value
     return out
 

@@ -302,8 +302,10 @@ def name_in_context(name: str, fragment: str, claim: str) -> str | None:
     if not isinstance(rule, dict):
         return name
     for alternative in rule.get("instead") or []:
-        where = _up_to(fragment, claim) if isinstance(alternative, dict) and alternative.get("scope") == "before" else fragment
-        if isinstance(alternative, dict) and _mentions(where, alternative.get("when") or []):
+        if not isinstance(alternative, dict):
+            continue
+        where = _up_to(fragment, claim) if alternative.get("scope") == "before" else fragment
+        if _mentions(where, alternative.get("when") or []):
             other = str(alternative.get("name") or "")
             return lexicon_index().get(other.lower(), other) if other else None
     scope = fragment if rule.get("keep_in") == "fragment" else claim

@@ -369,7 +369,8 @@ _SEEDS_RE = re.compile(r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight|nin
 
 
 _INLINE_MATH = re.compile(r"\$([^$\n]{1,200})\$|\\\((.{1,200}?)\\\)")
-_GREEK_TEX = re.compile(r"\\(alpha|beta|gamma|delta|epsilon|eta|theta|lambda|mu|sigma|tau|omega)(?![A-Za-z])")
+_GREEK_NAMES = {"alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "lambda", "mu", "sigma", "tau", "omega"}
+_GREEK_TEX = re.compile(r"\\(" + "|".join(sorted(_GREEK_NAMES)) + r")(?![A-Za-z])")
 
 
 def _inline_math(match: re.Match) -> str:
@@ -403,9 +404,6 @@ def _flatten_groups(body: str) -> str:
         if changed == body:
             return body
         body = changed
-
-
-_GREEK_NAMES = {"alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "lambda", "mu", "sigma", "tau", "omega"}
 
 
 def _subscript(match: re.Match) -> str:

@@ -273,7 +273,6 @@ def _for(node, state: _State, depth: int) -> None:
     if body is not None:
         _walk(body, state, depth + 1)
     if var_node is not None:
-        name = var_node.text.decode("utf-8", "replace")
         state.loop_vars.discard(name)
         state.loop_values.pop(name, None)
         if outer is not None:

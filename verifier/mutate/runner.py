@@ -195,6 +195,9 @@ def _chain_values(results: list) -> list[float]:
     return out
 
 
+_NUMBER = re.compile(r"(?<![\w.$])\d[\d_]*(?:\.\d*)?(?:[eE][-+]?\d+)?")
+
+
 def _pattern_numbers(check) -> list[float]:
     """The numbers a pattern check's own text spells out (`kernel_size=3` in `require`)."""
     texts = []
@@ -202,7 +205,7 @@ def _pattern_numbers(check) -> list[float]:
         texts += part if isinstance(part, list) else [part] if part else []
     out = []
     for text in texts:
-        for token in re.findall(r"(?<![\w.$])\d[\d_]*(?:\.\d*)?(?:[eE][-+]?\d+)?", text):
+        for token in _NUMBER.findall(text):
             try:
                 out.append(float(token.replace("_", "")))
             except ValueError:

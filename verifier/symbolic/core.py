@@ -34,6 +34,11 @@ def is_matrix_op(expr: Any) -> bool:
     return isinstance(expr, sp.Basic) and getattr(expr, "func", None) in (MATMUL, TRANSPOSE)
 
 
+def has_matrix_ops(expr: sp.Basic) -> bool:
+    """A matrix product or transpose anywhere in ``expr``."""
+    return any(is_matrix_op(n) for n in sp.preorder_traversal(expr))
+
+
 def matmul(*factors: sp.Expr) -> sp.Expr:
     """The ordered product, nested products flattened (matmul is associative); one factor is itself."""
     flat: list[sp.Expr] = []

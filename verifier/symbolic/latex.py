@@ -25,7 +25,7 @@ from verifier.symbolic.core import (
     MAX_EXPONENT,
     MAX_POWER_BITS,
     PICK,
-    is_matrix_op,
+    has_matrix_ops,
     matmul,
     transpose,
     RMAX,
@@ -672,16 +672,12 @@ class _LatexParser:
     def _is_matrix(self, e: sp.Expr) -> bool:
         if isinstance(e, sp.Symbol):
             return e.name in self.matrices or (e.name[:1].isascii() and e.name[:1].isupper())
-        if is_matrix_op(e):
-            return True
         if isinstance(e, sp.Add):
             return any(self._is_matrix(t) for t in e.args)
-        return any(is_matrix_op(n) for n in sp.preorder_traversal(e))
+        return has_matrix_ops(e)
 
     def _known_matrix(self, e: sp.Expr) -> bool:
-        return (isinstance(e, sp.Symbol) and e.name in self.matrices) or any(
-            is_matrix_op(n) for n in sp.preorder_traversal(e)
-        )
+        return (isinstance(e, sp.Symbol) and e.name in self.matrices) or has_matrix_ops(e)
 
     def _juxtaposed(self, factors: list[sp.Expr], joins: list[str]) -> sp.Expr:
         r"""Factors written side by side (or with ``\cdot``) form a matrix product when two of them are
@@ -1060,8 +1056,8 @@ class _LatexParser:
         return tok.text
 
 
-_GREEK_WORDS = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda",
-                "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega", "ell"}
+# the lower-case Greek names a symbol can carry (the parser spells \varepsilon as epsilon)
+_GREEK_WORDS = {c for c in _GREEK_CMDS if c.islower() and not c.startswith("var")}
 
 
 def _scalar_name(e: sp.Expr) -> bool:

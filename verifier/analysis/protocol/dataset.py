@@ -60,7 +60,9 @@ _NOT_DATA_SUFFIXES = (".pt", ".pth", ".ckpt", ".safetensors", ".bin", ".onnx", "
 # File-name pieces of statistics derived from a dataset (``celeba64_inception.npy``, ``era5_mean_std.npz``).
 _DERIVED = frozenset("stats statistics inception mean std normalization normalisation fid vocab tokenizer".split())
 _RANDOM = frozenset("rand randn randint rand_like randn_like normal uniform random standard_normal".split())
-_SETTING_WORDS = ("data", "task", "name", "corpus", "benchmark", "env", "path", "file", "dir", "root")
+# Name pieces of a setting that selects a dataset by name; with the path words, of one that may point at its files.
+_NAME_SETTING_WORDS = ("data", "task", "name", "corpus", "benchmark", "env")
+_SETTING_WORDS = (*_NAME_SETTING_WORDS, "path", "file", "dir", "root")
 
 
 @dataclass(frozen=True)
@@ -433,10 +435,9 @@ def _lexicon(rule: dict) -> dict:
 
 
 # ----- settings -------------------------------------------------------------------------------------------
-def _named_settings(ctx, want: Wanted, table: dict[str, str]) -> list:
+def _named_settings(ctx, want: Wanted, table: dict[str, str], table_longest: int) -> list:
     """Config keys, argparse defaults and launch flags whose value names the dataset (``dataset: era5``,
     ``data_path: /data/pdebench/2D_CFD.h5``, ``--dataset boolq``): evidence only once a loader reads them."""
-    table_longest = max(map(len, table), default=0)
     return [s for s in config_settings(ctx) + option_settings(ctx)
             if isinstance(s.value, str) and any(t in s.name.lower() for t in _SETTING_WORDS)
             and (canonical(s.value, table) == want.name or names_dataset(s.value, want, table, table_longest))]
@@ -446,15 +447,15 @@ def _known_name_settings(ctx, want: Wanted, table: dict[str, str]) -> list:
     """A data setting whose whole value is a known dataset's alias (``dataset: CIFAR10``)."""
     return [s for s in config_settings(ctx) + option_settings(ctx)
             if isinstance(s.value, str) and canonical(s.value, table) == want.name
-            and any(t in s.name.lower() for t in _SETTING_WORDS[:6])]
+            and any(t in s.name.lower() for t in _NAME_SETTING_WORDS)]
 
 
-def _effective(ctx, named, want: Wanted, table: dict[str, str]) -> bool:
+def _effective(ctx, named, want: Wanted, table: dict[str, str], table_longest: int) -> bool:
     """The setting still names the dataset at run time (a launch flag may override a default)."""
     eff = setting(ctx, named.name)
     if eff is None or eff.value == named.value or not isinstance(eff.value, str):
         return True
-    return canonical(eff.value, table) == want.name or names_dataset(eff.value, want, table, max(map(len, table), default=0))
+    return canonical(eff.value, table) == want.name or names_dataset(eff.value, want, table, table_longest)
 
 
 def _reads_setting(load: Load, named) -> bool:
@@ -472,8 +473,9 @@ def _reads_setting(load: Load, named) -> bool:
 def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
     table = alias_table(rule)
     expect = str(params["expect"])
+    table_longest = max(map(len, table), default=0)
     want = wanted(expect, rule)
-    settings = _named_settings(ctx, want, table)
+    settings = _named_settings(ctx, want, table, table_longest)
     loads = find_loads(ctx, scope, rule, want, reach=bool(settings))
     direct = sorted((l for l in loads if l.dataset == want.name and not l.dynamic),
                     key=lambda l: (l.by_path, l.file, l.line))
@@ -484,7 +486,8 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
     # A setting names the dataset and a loader's argument reads that setting.
     priority = {"launch": 0, "config": 1}
     reached = [(s, l) for s in sorted(settings, key=lambda s: (priority.get(s.source, 2), s.file, s.line))
-               for l in loads if l.dynamic and not l.dataset and _reads_setting(l, s) and _effective(ctx, s, want, table)]
+               for l in loads if l.dynamic and not l.dataset and _reads_setting(l, s)
+               and _effective(ctx, s, want, table, table_longest)]
     if reached:
         s, l = reached[0]
         ev = [evidence(ctx, s.file, s.line, "effective"), evidence(ctx, l.file, l.line, "rule", end=l.end_line)]
@@ -518,7 +521,6 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
                        f"named after {want.name} but reads no data")]
         return CheckResult.failed(KIND, Status.stub, f"{l.how} ({l.file}:{l.line}): named after {want.name}, "
                                   "it makes its data up", ev)
-    table_longest = max(map(len, table), default=0)
     seen = name_mentions(ctx, want.names, accept=lambda line: _names(line, want, table, table_longest))
     if seen:
         return CheckResult.failed(KIND, Status.missing, f"{want.name} is only mentioned ({seen[0].file}:{seen[0].line}); "

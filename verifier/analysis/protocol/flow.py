@@ -340,12 +340,13 @@ class _Analyzer:
 
     def assign(self, targets, value, env, fitted, view, strong, qual=MODULE_SCOPE) -> None:
         names = [n for t in targets for n in target_names(t)]
-        if isinstance(value, ast.Call) and leaf(dotted(value.func) or "") in ("train_test_split", "random_split"):
+        splitter = leaf(dotted(value.func) or "") if isinstance(value, ast.Call) else ""
+        if splitter in ("train_test_split", "random_split"):
             # A re-split names its parts (train, test) whatever the input was, but a training part carved out of
             # test data is still test data: `full = CIFAR10(train=False); tr, va = random_split(full, ...)`.
             given = self.kinds_of(value.args[0], env, view) if value.args else {}
             held_out = given.get("test")
-            alternate = leaf(dotted(value.func) or "") == "train_test_split"
+            alternate = splitter == "train_test_split"
             for i, name in enumerate(names):
                 said = name_kind(name)
                 if alternate and i % 2 == 0:

@@ -208,7 +208,7 @@ def other_spellings(ctx, raw: str, scope: str | None) -> list[str]:
         aliases = dict(ctx.aliases)
     except AttributeError:  # a bare index context (rule examples) has no spec
         aliases = {}
-    out = [a for a in aliases.get(raw, [])]
+    out = list(aliases.get(raw, []))
     out += [k for k, spellings in aliases.items() if raw in spellings and k != raw]
     out += [s for k, spellings in aliases.items() if raw in spellings for s in spellings if s != raw]
     if _SYMBOL.fullmatch(raw):
@@ -218,7 +218,7 @@ def other_spellings(ctx, raw: str, scope: str | None) -> list[str]:
                 name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
                 if name and ending.match(name):
                     out.append(name)
-    return sorted(set(out) - {raw}, key=lambda n: (out.index(n), n))
+    return list(dict.fromkeys(n for n in out if n != raw))  # first spelling first
 
 
 def _evaluate(raw: str, ctx, scope: str | None, symbol: bool = False) -> CheckResult:

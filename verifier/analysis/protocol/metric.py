@@ -46,13 +46,18 @@ def metric_entry(rule: dict, name: str) -> dict:
 def identifier_aliases(entry: dict, rule: dict) -> set[str]:
     """Normalised names an identifier may carry for this metric, without words that are also everyday
     identifier pieces (``is_valid`` is not the Inception Score, ``map_labels`` not mAP)."""
-    ambiguous = {norm(w) for w in rule.get("lexicon", {}).get("ambiguous", [])}
+    ambiguous = _ambiguous(rule)
     return {n for a in [entry["name"]] + list(entry.get("aliases", [])) if (n := norm(a)) and n not in ambiguous}
+
+
+def _ambiguous(rule: dict) -> set[str]:
+    """Normalised lexicon words that are also everyday identifier pieces (``is``, ``map``)."""
+    return {norm(w) for w in rule.get("lexicon", {}).get("ambiguous", [])}
 
 
 def name_matches(name: str, alias_norms: set[str]) -> bool:
     """``compute_fid`` matches alias "fid"; ``frechet_inception_distance`` matches "frechetinceptiondistance"."""
-    return bool(alias_norms) and bool(name_spans(name, alias_norms))
+    return bool(name_spans(name, alias_norms))
 
 
 # Name pieces of a setting about the metric, not its value (``num_fid_samples``, ``fid_every``, ``lpips_weight``).
@@ -78,7 +83,7 @@ class Found:
     extra: tuple = ()
 
 
-def _views(ctx, scope, entry: dict, aliases: set[str], lex: dict) -> list:
+def _views(ctx, scope, entry: dict, aliases: set[str]) -> list:
     """Files whose lower-cased text spells the metric, one of its APIs or a timer of its entry (``time.time``,
     ``perf_counter``; ``from time import time`` is read as ``time.time`` too)."""
     names = [a for a in [entry["name"]] + list(entry.get("aliases", [])) if norm(a) in aliases]
@@ -111,7 +116,7 @@ def find(ctx, scope: str | None, rule: dict, expect: str) -> list[Found]:
     loaders = set(lex.get("string_loaders", ["load", "load_metric"]))
     log_calls = set(lex.get("log_calls", []))
     out: list[Found] = []
-    for view in _views(ctx, scope, entry, aliases, lex):
+    for view in _views(ctx, scope, entry, aliases):
         for call in view.calls:
             if not scope_admits(scope, call.scope):
                 continue
@@ -315,7 +320,7 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
         if best.status == "partial":
             return CheckResult.partial(KIND, best.score, best.message, sorted_evidence(ev), taxonomy="unwired-or-unrunnable")
         return CheckResult.failed(KIND, Status.stub, best.message, sorted_evidence(ev))
-    ambiguous = {norm(w) for w in rule.get("lexicon", {}).get("ambiguous", [])}
+    ambiguous = _ambiguous(rule)
     names = [entry["name"]] + [a for a in entry.get("aliases", []) if norm(a) not in ambiguous and len(norm(a)) > 3]
     seen = name_mentions(ctx, names)
     if seen:

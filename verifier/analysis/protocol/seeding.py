@@ -224,7 +224,7 @@ def _seedables(views: list[FileView], lex: dict, scope: str | None) -> list[Seed
         calls = [c for c in view.calls if scope_admits(scope, c.scope)]
         for call in calls:
             kind = _constructor_kind(call, lex)
-            is_env = any(call.qual == api or call.qual.endswith("." + api) for api in envs)
+            is_env = _matches(call.qual, envs)
             if kind is None and not is_env:
                 continue
             target = names.get(id(call.node))
@@ -270,7 +270,7 @@ def _family_draws(ctx, scope: str | None, lex: dict) -> dict:
     families: dict = lex.get("families", {})
     for name in sorted(families):
         apis = families[name].get("draws", [])
-        draws = sorted(
+        draw = min(
             (
                 c
                 for api in apis
@@ -279,22 +279,28 @@ def _family_draws(ctx, scope: str | None, lex: dict) -> dict:
                 and ctx.index.files[c.span.file].role.value == "code"
                 and scope_admits(scope, c.scope)
             ),
-            key=lambda c: (c.span.file, c.span.line),
+            key=_call_site,
+            default=None,
         )
         suffixes = tuple("." + s for s in families[name].get("draw_suffixes", []))
-        if suffixes and not draws:
-            draws = sorted(
+        if suffixes and draw is None:
+            draw = min(
                 (
                     c
                     for p in python_paths(ctx, scope)
                     for c in ctx.index.files[p].calls
                     if c.callee.endswith(suffixes) and scope_admits(scope, c.scope)
                 ),
-                key=lambda c: (c.span.file, c.span.line),
+                key=_call_site,
+                default=None,
             )
-        if draws:
-            out[name] = draws[0]
+        if draw is not None:
+            out[name] = draw
     return out
+
+
+def _call_site(call) -> tuple[str, int]:
+    return call.span.file, call.span.line
 
 
 def _seeds_family(call: SeedCall, family: dict) -> bool:
