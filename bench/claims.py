@@ -11,7 +11,8 @@
    (ids and expected pairs only; the claim text is read from the SA-Bench folder). Goal 98%.
 3. Draft recall: for each paper, the share of the values SA-Bench's D1 claims state (as the compiler reads
    them) that `draft` finds in the paper's text, by value and by (name, value). Goal 70%.
-4. Held-out: precision and recall of value pairs and (D3) protocol checks, and coverage, on claims written for
+4. Held-out: precision and recall of value pairs, (D3) protocol checks and (D2) method checks — formulas by
+   SymPy equivalence, calls, init, frozen parts, orders — and coverage, on claims written for
    bench/data/claims_heldout.yaml about ML areas the dev papers do not cover (the compiler was not tuned on
    them). Needs no SA-Bench data: `--heldout-only` runs this section alone.
 """
@@ -199,6 +200,52 @@ def _same_protocol(expected: tuple[str, Any], got: tuple[str, Any]) -> bool:
     return same_value(a, b) if not isinstance(a, str) else str(a).lower() == str(b).lower()
 
 
+def method_key(check: Any) -> tuple[str, Any]:
+    """(kind, what it asserts) of a D2 check: a formula's expression, a call's target, an init's (tensor, scheme)."""
+    if check.kind == "formula":
+        return "formula", check.expect or check.latex
+    if check.kind == "call":
+        return "call", check.target
+    if check.kind == "init":
+        return "init", [check.name, check.expect]
+    if check.kind == "order":
+        return "order", list(check.steps)
+    if check.kind == "exists":
+        return "exists", check.symbol
+    if check.kind == "value":
+        return "value", [check.all_names()[0] if check.all_names() else None, check.expected()]
+    if check.kind == "protocol":
+        return "protocol", protocol_key(check)
+    return check.kind, None
+
+
+def _same_expression(a: str, b: str) -> bool:
+    """Equal as SymPy expressions (symbols as the claim spells them); text equality when either does not parse."""
+    import sympy
+    from sympy.parsing.sympy_parser import parse_expr
+
+    try:
+        return sympy.simplify(parse_expr(a.replace("^", "**")) - parse_expr(b.replace("^", "**"))) == 0
+    except Exception:  # noqa: BLE001 - a held-out spelling SymPy cannot read is compared as text
+        return a.replace(" ", "") == b.replace(" ", "")
+
+
+def _same_method(expected: list, got: tuple[str, Any]) -> bool:
+    """A call matches by the last part of any of its any-of targets (`a|b` in the expectation: either spelling)."""
+    kind, want = expected[0], expected[1]
+    if kind != got[0]:
+        return False
+    if kind == "formula":
+        return bool(got[1]) and _same_expression(want, got[1])
+    if kind == "call":
+        return any(t.strip().split(".")[-1].lower() == w.lower() for t in got[1].split("|") for w in str(want).split("|"))
+    if kind == "value":
+        return _canonical(want[0]) == _canonical(str(got[1][0])) and same_value(want[1], got[1][1])
+    if kind == "protocol":
+        return _same_protocol(tuple(want), got[1])
+    return want == got[1]
+
+
 def heldout(path: Path, details: bool) -> dict[str, Any]:
     """Value-pair and protocol-check precision/recall and coverage on the held-out claims."""
     entries = yaml.safe_load(path.read_text())["claims"]
@@ -209,7 +256,8 @@ def heldout(path: Path, details: bool) -> dict[str, Any]:
         per_dim.setdefault(entry["dimension"], Counter())[compiled.coverage] += 1
         expected = [(_canonical(n), v) for n, v in entry.get("expected") or []]
         unmatched, wrong = list(expected), []
-        values = [c for c in compiled.checks if c.kind == "value" and c.all_names()]
+        # a D2 entry's value checks are judged with its other checks (below), not as pairs
+        values = [c for c in compiled.checks if c.kind == "value" and c.all_names()] if "checks" not in entry else []
         for check in values:
             names = {_canonical(n) for n in check.all_names()}
             expect = check.expect if check.expect is not None else getattr(check, "sweep", None)  # a grid's values
@@ -222,7 +270,7 @@ def heldout(path: Path, details: bool) -> dict[str, Any]:
                       values_found=len(expected) - len(unmatched))
         p_wrong: list[tuple[str, Any]] = []
         p_missed: list[tuple[str, Any]] = []
-        if entry["dimension"] == "D3" or "protocol" in entry:
+        if (entry["dimension"] == "D3" or "protocol" in entry) and "checks" not in entry:
             wanted = [(rule, value) for rule, value in entry.get("protocol") or []]
             p_missed = list(wanted)
             got = [protocol_key(c) for c in compiled.checks if c.kind == "protocol"]
@@ -234,17 +282,33 @@ def heldout(path: Path, details: bool) -> dict[str, Any]:
                     p_wrong.append(key)
             totals.update(protocol=len(got), protocol_right=len(got) - len(p_wrong), protocol_expected=len(wanted),
                           protocol_found=len(wanted) - len(p_missed))
-        if details and (wrong or unmatched or p_wrong or p_missed):
-            print(f"   {entry['id']}: wrong {wrong}  missed {unmatched}" + (f"  protocol wrong {p_wrong} missed {p_missed}" if p_wrong or p_missed else ""))
+        m_wrong: list[tuple[str, Any]] = []
+        m_missed: list[list] = []
+        if "checks" in entry:  # D2: every compiled check, whatever its kind, is judged against the listed ones
+            m_missed = list(entry["checks"])
+            got_checks = [method_key(c) for c in compiled.checks]
+            for key in got_checks:
+                hit = next((w for w in m_missed if _same_method(w, key)), None)
+                if hit is not None:
+                    m_missed.remove(hit)
+                else:
+                    m_wrong.append(key)
+            totals.update(method=len(got_checks), method_right=len(got_checks) - len(m_wrong), method_expected=len(entry["checks"]),
+                          method_found=len(entry["checks"]) - len(m_missed))
+        if details and (wrong or unmatched or p_wrong or p_missed or m_wrong or m_missed):
+            print(f"   {entry['id']}: wrong {wrong}  missed {unmatched}" + (f"  protocol wrong {p_wrong} missed {p_missed}" if p_wrong or p_missed else "")
+                  + (f"  checks wrong {m_wrong} missed {m_missed}" if m_wrong or m_missed else ""))
     return {"claims": len(entries), "totals": totals, "coverage": per_dim}
 
 
 def print_heldout(path: Path, details: bool) -> None:
-    print(f"\n4. Held-out claims ({path.relative_to(ROOT)}): written for areas the compiler was not tuned on")
+    print(f"\n4. Held-out claims ({path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}): written for areas the compiler was not tuned on")
     result = heldout(path, details)
     t = result["totals"]
     print(f"   claims {result['claims']}")
-    for what, label in (("values", "value pairs    "), ("protocol", "protocol checks")):
+    for what, label in (("values", "value pairs    "), ("protocol", "protocol checks"), ("method", "D2 checks      ")):
+        if not t[what] and not t[what + "_expected"]:
+            continue
         print(
             f"   {label} precision {t[what + '_right']}/{t[what]} = {t[what + '_right'] / max(t[what], 1):.1%}   "
             f"recall {t[what + '_found']}/{t[what + '_expected']} = {t[what + '_found'] / max(t[what + '_expected'], 1):.1%}"

@@ -172,3 +172,21 @@ def test_any_text_compiles_without_raising(text):
 @given(st.lists(st.sampled_from(["lr=1e-4", "batch size 64", "(", ")", "{", "}", "[0.1,", "→", "=", "AdamW", "Step 1:", "10%", "x_{t", "^", "ε", "Σ"]), max_size=30))
 def test_claim_shaped_noise_compiles_without_raising(parts):
     compile_claim(SAU(id="fuzz-D2-001", dimension="D2", claim=" ".join(parts)))
+
+
+def test_map_in_prose_is_not_the_map_metric_but_mAP_and_MAP_are():
+    from verifier.compiler import terms
+
+    assert [h.target for h in terms.find_protocol_terms("the operator maps from t=0; a map from t=0 to t=1")] == []
+    assert [h.target for h in terms.find_protocol_terms("we report mAP and MAP@all, and mIoU")][:1] == ["mAP"]
+    assert "mIoU" in [h.target for h in terms.find_protocol_terms("we report mAP and mIoU")]
+
+
+def test_a_name_ending_a_hyphenated_compound_is_not_the_listed_name():
+    from verifier.compiler import terms
+
+    # Clopper-Pearson is an interval method, not a Pearson correlation; Mini-ImageNet is not ImageNet
+    assert [h.target for h in terms.find_protocol_terms("Clopper-Pearson intervals on Mini-ImageNet")] == []
+    # a modifier prefix keeps the name: a Post-LayerNorm block still uses LayerNorm
+    assert [h.target.split(" | ")[0] for h in terms.find_apis("a Post-LayerNorm block")] == ["torch.nn.LayerNorm"]
+    assert [h.target for h in terms.find_protocol_terms("Pearson correlation on ImageNet")] == ["Pearson correlation", "ImageNet"]

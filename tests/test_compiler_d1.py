@@ -162,3 +162,123 @@ def test_plural_nouns_restatements_and_paired_names():
     assert values("Target miss rate; equivalent to 95% coverage target = 0.05") == [("target_miss_rate", 0.05)]
     assert values("Simulation: symmetric 2% FPR/FNR") == [("false_positive_rate", 0.02), ("false_negative_rate", 0.02)]
     assert values("Grid: 0.5-degree latitude-longitude resolution") == [("resolution", 0.5)]
+
+
+# ----- comma-split damage, scopes, flags and benchmark structure --------------------------------------------------
+def fragments(claim: str) -> list[tuple[str, str]]:
+    return [(f.text, f.outcome) for f in compiled(claim).fragments]
+
+
+def test_a_coordinate_pair_is_not_cut_at_its_comma_and_each_coordinate_gets_the_domain():
+    claim = "Heat equation domain: spatial x,y in [0,2] with N_x=N_y=128 points, Reynolds number Re=500"
+    result = compiled(claim)
+    assert values(claim) == [("x", [0, 2]), ("y", [0, 2]), ("n_y", 128), ("N_x", 128), ("reynolds_number", 500)]
+    assert fragments(claim)[0] == ("Heat equation domain: spatial x,y in [0,2] with N_x=N_y=128 points", "typed")
+    assert result.coverage == "full"
+
+
+def test_names_after_a_scoped_value_are_the_rest_of_its_scope_not_untyped_settings():
+    claim = "Sampler config: sampling_steps=25, DDIM_eta=0.5 for Darcy, Helmholtz, and Kolmogorov flow"
+    result = compiled(claim)
+    assert values(claim) == [("sampling_steps", 25), ("ddim_eta", 0.5)]
+    assert fragments(claim)[2:] == [("Helmholtz", "context"), ("and Kolmogorov flow", "context")]
+    assert result.coverage == "full"
+    # without the "for <Name>" that opens the scope, bare names stay for the judge
+    assert compiled("Sampler config: sampling_steps=25, Helmholtz, Kolmogorov flow").coverage == "partial"
+
+
+def test_one_d_and_two_d_qualifiers_do_not_hide_hardware_context():
+    claim = "Adam, lr=3e-4; 1D runs on 1 V100 GPU (5.5-6h), 3D on 4 H100 GPUs (20-21h)"
+    result = compiled(claim)
+    assert [o for _, o in fragments(claim)][-2:] == ["context", "context"]
+    assert result.coverage == "full"
+    # a qualifier next to a setting is still read as a setting, not context
+    assert values("2D runs use batch_size=8") == [("minibatch_size", 8)]
+
+
+def test_a_colon_inside_a_parenthetical_remark_is_not_a_label():
+    claim = "Corpus setup: 6 topic categories (Table 2: sports, politics, science, art, travel, food); 300 prompts per category"
+    assert values(claim) == [("num_categories", 6), ("num_prompts", 300)]
+    assert compiled(claim).coverage == "full"
+
+
+def test_a_true_false_pair_is_a_switch_tried_both_ways():
+    assert parse_value("[true, false]") == [True, False]
+    assert values("Adapter search: scale range [0.1, 1, 10], zero init [true, false]") == [
+        ("scale", ("sweep", [0.1, 1, 10])),
+        ("zero_init", ("sweep", [True, False])),
+    ]
+
+
+def test_counts_that_describe_a_benchmark_are_not_settings():
+    claim = "GLUE benchmark: 9 tasks in 3 groups, 500 training samples per task"
+    assert values(claim) == [("num_train_samples", 500)]
+    # outside a benchmark's description a task count is still a setting
+    assert values("Meta-training: 5 tasks per batch") == [("num_tasks", 5)]
+
+
+def test_a_parenthetical_ratio_restating_a_named_split_is_not_a_train_test_split():
+    checks = compiled("Data: train/val split 900/100 (90/10 split)").checks
+    assert [c.expect for c in checks if c.kind == "protocol" and c.rule == "split-ratio"] == [{"train": 0.9, "val": 0.1}]
+    # an unnamed split on its own still reads as train/test
+    checks = compiled("Data: 90/10 split").checks
+    assert [c.expect for c in checks if c.kind == "protocol" and c.rule == "split-ratio"] == [{"train": 0.9, "test": 0.1}]
+
+
+def test_a_bare_role_word_names_no_setting():
+    result = compiled("Super-resolution: target [64,128,128]")
+    assert values("Super-resolution: target [64,128,128]") == []
+    assert result.coverage == "none"
+
+
+def test_factors_of_a_product_are_not_two_settings():
+    claim = "Adapter stack: rank=4, 24 layers x 4 matrices Q/K/V/O"
+    assert values(claim) == [("lora_rank", 4)]
+    assert compiled(claim).fragments[1].reason == "number(s) 24, 4 with no parameter name"
+
+
+def test_a_value_the_method_achieves_is_a_reported_result():
+    claim = "The speed-up eta=12 is achieved by token merging compared to a baseline of 8 frames"
+    result = compiled(claim)
+    assert result.checks == []
+    assert [(f.outcome, f.reason.split(":")[0]) for f in result.fragments] == [("context", "reported result")]
+    # the same value stated as a setting is still read
+    assert values("Token merging: merge ratio r=0.5, speed-up eta=12") == [("merge_ratio", 0.5), ("speed_up", 12)]
+
+
+def test_the_reason_left_for_the_judge_names_what_no_check_kind_covers():
+    result = compiled("Rollout config: horizon=16, evaluation config: AR steps: 3-4, models: gpt-4o-mini-2024-07-18 (OpenAI)")
+    reasons = [f.reason for f in result.fragments if f.outcome == "leftover"]
+    assert reasons == [
+        "a range (3-4) for one setting: a value check compares one value",
+        "a model identifier: no check kind looks for the model names a repo queries or loads",
+    ]
+
+
+def test_title_case_words_after_a_scope_are_not_its_names_unless_the_list_ends_with_and():
+    claim = "Training: lr=0.1 for Stage A, Xavier Init"
+    assert [f.outcome for f in compiled(claim).fragments] == ["typed", "leftover"]
+
+
+def test_samples_per_batch_is_the_batch_size_not_a_dataset_statistic():
+    claim = "Detector training: 90K iterations, 8 images per batch, base learning rate 0.01"
+    assert values(claim) == [("num_steps", 90000), ("minibatch_size", 8), ("learning_rate", 0.01)]
+    assert compiled(claim).coverage == "full"
+    # images counted without "per batch" are still the dataset's
+    assert values("Dataset: 5000 images, batch size 8") == [("minibatch_size", 8)]
+
+
+def test_a_number_list_closed_by_and_is_not_cut_at_its_commas():
+    claim = "SGD, 120 epochs, learning rate decayed by 10x at epochs 40, 80 and 100"
+    assert ("lr_milestones", [40, 80, 100]) in values(claim)
+    assert [f.text for f in compiled(claim).fragments][-1] == "learning rate decayed by 10x at epochs 40, 80 and 100"
+    # a list with no closing "and" may go on in the next fragment: not read as milestones
+    assert ("lr_milestones", [40, 80]) not in values("lr decayed at epochs 40, 80, batch size 64")
+
+
+def test_a_symbol_interval_is_also_looked_for_as_the_symbol_range():
+    (check,) = [c for c in compiled("Forcing: alpha in [1,3]").checks if c.kind == "value"]
+    assert (check.name, check.names, check.expect) == ("alpha", ["alpha_range", "alpha_domain", "alpha_bounds"], [1, 3])
+    # a tuple-valued setting keeps its own name only
+    (betas,) = [c for c in compiled("Adam betas=(0.9, 0.999)").checks if c.kind == "value"]
+    assert not any(n.endswith("_range") for n in betas.all_names())

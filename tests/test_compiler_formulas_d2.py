@@ -10,18 +10,10 @@ import pytest
 import yaml
 
 from verifier.symbolic.latex import parse_formula
-from verifier.compiler import compile_claim
 from verifier.compiler.formulas import find_formula, find_glossary, paper_side_problem, to_sympy
 from verifier.engine import run_repo
-from verifier.spec.model import SAU
 
-
-def compiled(claim: str, dimension: str = "D2"):
-    return compile_claim(SAU(id="t-D2-001", dimension=dimension, claim=claim))
-
-
-def dumps(result) -> list[dict]:
-    return [c.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True) for c in result.checks]
+from compiler_helpers import compiled, dumps
 
 
 @pytest.mark.parametrize(
@@ -64,8 +56,10 @@ def test_paper_math_translates_and_the_formula_check_reads_it(text, expect):
     [
         ("g = (1/s²) (BᵀB)⁻¹ G", "matrix inverse"),
         ("P = prod_{i=1}^{n} p_i", "product with bounds"),
-        ("J = integral_D |u - u_t|^2 dx", "integral"),
-        ("s = x + grad_x log q(x)", "without its argument"),  # "log" alone: not a function of anything
+        ("J = exp(integral_0^T |u - u_t|^2 dt)", "integral inside a bracket"),  # not a term of its own
+        ("J = integral_D |u - u_t|^2", "no differential"),
+        ("s = x + grad_x log q(x)", "gradient (grad_x)"),  # an operator on what follows, not a factor
+        ("s = x + log + q", "without its argument"),  # "log" alone: not a function of anything
         ("L = -log p(z_0|z_1) + c", "conditional"),
         ("u = 2 * F_NO(u_0, x, t)", "nothing to compare"),  # one unknown function of the inputs
         ("ΔW = −η sign(Σ_i ∇_W L)", "∇"),

@@ -139,9 +139,13 @@ def test_numbers_that_name_something_else_are_left_untyped(claim):
 
 
 def test_a_point_in_time_is_not_a_value_and_a_cut_list_is_not_read():
-    # "at 256x256" is a resolution, not a frame count; "at epochs 30" of a list cut at its commas is not a milestone
+    # "at 256x256" is a resolution, not a frame count; a number list closed by "and" is kept whole (milestones),
+    # one cut at its commas with no closing "and" is not read
     assert checks("Generation: 80 frames at 256×256") == [value("num_frames", 80)]
-    assert [c["name"] for c in checks("Schedule: learning rate divided by 10 at epochs 30, 60 and 80") if c["kind"] == "value"] == []
+    assert [c for c in checks("Schedule: learning rate divided by 10 at epochs 30, 60 and 80") if c["kind"] == "value"] == [
+        value("lr_milestones", [30, 60, 80])
+    ]
+    assert "lr_milestones" not in [c.get("name") for c in checks("Schedule: learning rate divided by 10 at epochs 30, 60, batch 64")]
 
 
 def test_a_modifier_of_the_later_number_is_not_given_to_the_earlier_one():
@@ -189,5 +193,23 @@ def test_heldout_file_is_well_formed():
     entries = yaml.safe_load((ROOT / "bench" / "data" / "claims_heldout.yaml").read_text())["claims"]
     assert len(entries) >= 60
     assert len({e["id"] for e in entries}) == len(entries)
-    assert all(e["dimension"] in ("D1", "D3") and e["claim"] for e in entries)
+    assert all(e["dimension"] in ("D1", "D2", "D3") and e["claim"] for e in entries)
     assert all(e.get("protocol") for e in entries if e["dimension"] == "D3")
+    assert all("checks" in e for e in entries if e["dimension"] == "D2")
+
+
+def test_heldout_measurement_judges_every_check_of_a_method_claim(tmp_path):
+    sys.path.insert(0, str(ROOT))
+    from bench import claims as bench_claims
+
+    data = tmp_path / "heldout.yaml"
+    data.write_text(
+        "claims:\n"
+        "  - {id: t-D2-001, dimension: D2, claim: 'Soft update theta_t = tau * theta + (1 - tau) * theta_t, optimised with AdamW',\n"
+        "     checks: [[formula, 'theta*tau - tau*theta_t + theta_t'], [call, 'Adam|AdamW'], [init, [w, zeros]]]}\n"
+        "  - {id: t-D2-002, dimension: D2, claim: 'Loss: L = a * b, optimised with SGD',\n"
+        "     checks: [[formula, 'a + b']]}\n"
+    )
+    totals = bench_claims.heldout(data, details=False)["totals"]
+    # the formula matches by equivalence and AdamW by one spelling; a * b is not a + b, SGD is not listed
+    assert (totals["method"], totals["method_right"], totals["method_expected"], totals["method_found"]) == (4, 2, 4, 2)

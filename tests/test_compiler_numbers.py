@@ -58,6 +58,9 @@ def test_parse_number(text, value):
         ("off", False),
         ("{a, b}", None),
         ("3e-4 to 1e-4", None),
+        ("[true, false]", [True, False]),  # a switch tried both ways
+        ("{True, False}", [True, False]),
+        ("[true, 0.5]", None),  # a flag and a number are not one setting's values
     ],
 )
 def test_parse_value_sets_ranges_bools(text, value):

@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from verifier.compiler import compile_claim
-from verifier.compiler.protocol_claims import baseline_name, code_spellings, context_note, find_baseline_lists
+from verifier.compiler.protocol_claims import (
+    baseline_name,
+    checkable_metric,
+    code_spellings,
+    context_note,
+    find_baseline_lists,
+    heading_label,
+    study_heading,
+)
 from verifier.engine import run_repo
 from verifier.spec.model import SAU
 
@@ -355,3 +363,164 @@ def test_dev_set_baseline_names_are_names():
         for claim in json.loads(path.read_text())["claims"]:
             for name in find_baseline_lists(claim["claim"]).names:
                 assert baseline_name(name) == name, (claim["id"], name)  # a name read again is the same name
+
+
+# ----- data-volume ablations and study headings -------------------------------------------------------------
+def test_training_set_fractions_are_one_sweep_and_the_heading_is_its_title():
+    result = compiled(
+        "Ablation: training set fraction. Reduce the training set to 0.25, 0.5 and 0.75 of the full 12000 samples. Metric: RMSE."
+    )
+    assert dumps(result) == [{"name": "train_size", "sweep": [0.25, 0.5, 0.75]}, {"rule": "metric", "expect": "RMSE"}]
+    assert outcomes(result)[0] == ("Ablation: training set fraction", "context", "heading")
+    assert result.coverage == "full"  # the size of the full set is the data's, not a second value
+
+
+@pytest.mark.parametrize(
+    "text, values",
+    [
+        ("Models are trained with decreasing sample sizes -- 4000, 2000, 800 samples.", [4000, 2000, 800]),
+        ("We subsample the training data to 10%, 25% and 50%.", [0.1, 0.25, 0.5]),
+        ("Each model uses 10%, 30% or 100% of the training data.", [0.1, 0.3, 1.0]),
+    ],
+)
+def test_training_set_sizes_in_other_phrasings(text, values):
+    (check,) = [c for c in dumps(compiled(text)) if c.get("name") == "train_size"]
+    assert check == {"name": "train_size", "sweep": values}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Reduce the training set to 2,000 samples.",  # one size: a thousands separator, not a list
+        "Reduce the training set to 0.5, 2 and 10 of the data.",  # fractions and counts mixed
+        "Reduce the learning rate to 0.1, 0.01 and 0.001.",  # not the training set
+    ],
+)
+def test_no_training_size_sweep(text):
+    assert not [c for c in dumps(compiled(text)) if c.get("name") == "train_size"]
+
+
+def test_training_size_sweeps_only_in_protocol_claims():
+    assert not [c for c in dumps(compiled("Reduce training set to 0.2, 0.4 of full 9000 samples.", "D1")) if c.get("name") == "train_size"]
+
+
+def test_heading_whose_words_do_not_recur_stays_with_the_judge():
+    result = compiled("Robustness test: label corruption. Evaluate on CIFAR-10 with 5 seeds.")
+    assert outcomes(result)[0] == ("Robustness test: label corruption", "leftover", "no value, name, formula or sequence the compiler can type")
+    assert result.coverage == "partial"
+
+
+def test_heading_over_a_fragment_left_to_the_judge_stays_with_it():
+    result = compiled("Sensitivity analysis: guidance weight. Guidance weight is annealed by a custom scheduler.")
+    assert [o for _, o, _ in outcomes(result)] == ["leftover", "leftover"]
+
+
+@pytest.mark.parametrize(
+    "heading, title",
+    [
+        ("Ablation: initialization sample count", "initialization sample count"),
+        ("Robustness test: variance across test samples.", "variance across test samples"),
+        ("Sensitivity analysis: DDIM eta and guidance weight", "DDIM eta and guidance weight"),
+        ("Ablation: we vary the depth", None),  # a sentence, not a title
+        ("Ablation: depth 4 vs 8", None),  # values are facts, not a title
+        ("Results: table of scores", None),  # not a study label
+    ],
+)
+def test_study_heading(heading, title):
+    assert study_heading(heading) == title
+
+
+def test_rest_of_the_data_as_test_set_is_no_test_leakage():
+    result = compiled("Train on 1000 trajectories; the remaining portion of the dataset serves as the test set.")
+    assert {"rule": "no-test-leakage"} in dumps(result)
+
+
+FRACTIONS_TRAIN = '''\
+import argparse
+
+import numpy as np
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--train_frac", type=float, default=1.0)
+    args = parser.parse_args()
+    data = np.random.default_rng(0).normal(size=(1000, 4))
+    print(data[: int(len(data) * args.train_frac)].mean())
+
+
+if __name__ == "__main__":
+    main()
+'''
+SWEEP_SCRIPT = "#!/bin/bash\nfor f in 0.2 0.4 0.6; do\n  python train.py --train_frac $f\ndone\n"
+
+FRACTIONS_SPEC = '''\
+version: 1
+paper: {id: frac, title: Fractions}
+saus:
+  - id: frac-D3-001
+    dimension: D3
+    claim: "Ablation: training sample size. Reduce training set to 0.2, 0.4, 0.6 of full 1000 samples."
+'''
+
+
+def _fractions_repo(root: Path, script: str) -> Path:
+    root.mkdir(parents=True)
+    (root / "train.py").write_text(FRACTIONS_TRAIN, encoding="utf-8")
+    (root / "sweep.sh").write_text(script, encoding="utf-8")
+    (root / "sau.yaml").write_text(FRACTIONS_SPEC, encoding="utf-8")
+    return root
+
+
+def test_end_to_end_training_size_sweep_passes_on_the_runs_it_names(tmp_path):
+    (verdict,) = run_repo(_fractions_repo(tmp_path / "faithful", SWEEP_SCRIPT), use_cache=False).verdicts
+    assert (verdict.status.value, verdict.score) == ("pass", 1.0)
+    assert {(e.file, e.line) for e in verdict.evidence} == {("sweep.sh", 3)}  # each size is a launch of train.py
+
+
+def test_end_to_end_training_size_sweep_with_a_size_missing_is_partial(tmp_path):
+    (verdict,) = run_repo(_fractions_repo(tmp_path / "drifted", SWEEP_SCRIPT.replace(" 0.6;", ";")), use_cache=False).verdicts
+    assert (verdict.status.value, verdict.score) == ("partial", 0.5)
+    assert "0.6" in verdict.message
+
+
+def test_heading_names_the_parameter_of_a_swept_value():
+    result = compiled("Sensitivity analysis: DDIM sampling steps. Test steps in {20, 50, 100} on CIFAR-10.")
+    assert dumps(result) == [
+        {"target": "DDIMScheduler | DDIMSampler | ddim_sample_loop"},
+        {"name": "sampling_steps", "sweep": [20, 50, 100]},
+        {"rule": "dataset", "expect": "CIFAR10"},
+    ]
+    assert heading_label("Sensitivity analysis: DDIM sampling steps. Test steps in {20, 50, 100}.") == (
+        "Sensitivity analysis: DDIM sampling steps"
+    )
+    assert heading_label("Compare A against B. Steps in {1, 2}.") is None
+    # without the heading, "steps" says nothing of which steps: left to the judge
+    assert not [c for c in dumps(compiled("Test steps in {20, 50, 100} on CIFAR-10.")) if "sweep" in c]
+
+
+def test_one_letter_metric_is_left_to_the_judge():
+    result = compiled("Compare WDNO vs PID and SAC. Metric: J (mean +/- std).")
+    assert {"rule": "metric", "expect": "J"} not in dumps(result)
+    assert outcomes(result)[-1][1] == "leftover"
+    assert checkable_metric("J") is False and checkable_metric("MSE") is True and checkable_metric("R^2") is True
+
+
+def test_max_error_metric_and_versioned_baseline():
+    result = compiled("Metrics: MSE, MAE, L_inf. Compare to Conformer and wav2vec 2.0.")
+    assert dumps(result) == [
+        {"rule": "baseline", "name": "Conformer"},
+        {"rule": "baseline", "name": "wav2vec 2.0", "aliases": ["wav2vec_2_0", "Wav2vec20"]},
+        {"rule": "metric", "expect": "MSE"},
+        {"rule": "metric", "expect": "MAE"},
+        {"rule": "metric", "expect": "max error"},
+    ]
+    assert result.coverage == "full"
+    assert baseline_name("batch 1.0") is None and baseline_name("ResNet 50") is None
+
+
+def test_heading_that_states_more_than_the_claim_stays_with_the_judge():
+    """"frozen" is said only in the heading: the study's variant is not a title of facts that follow."""
+    result = compiled("Ablation: frozen backbone. The backbone is trained on CIFAR-10 for 100 epochs.")
+    assert outcomes(result)[0][1] == "leftover"
+    assert baseline_name("x1e4") is None and baseline_name("c3p128") is None and baseline_name("word2vec") == "word2vec"

@@ -102,3 +102,22 @@ def test_protocol_checker_errors_on_a_bad_rule_instead_of_raising():
     assert result.status.value == "error" and "seedz" in result.message
     result = check_protocol(ProtocolCheck(rule="seeds", expect=5), ctx)
     assert result.status.value == "missing" and result.details["rule"] == "seeds"
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "line"),
+    [
+        ("import numpy as np\n\n\ndef evaluate(pred, y):\n    linf = np.abs(pred - y).max()\n    return linf\n", "pass", 5),
+        ("from sklearn.metrics import max_error\n\n\ndef evaluate(pred, y):\n    return max_error(y, pred)\n", "pass", 5),
+        ("def evaluate(pred, y):\n    mse = ((pred - y) ** 2).mean()\n    return mse\n", "missing", None),
+    ],
+)
+def test_max_error_metric_is_found_by_its_code_names(code, status, line):
+    """"Metrics: MSE, MAE, L_inf": the compiler's `max error` is the metric rule's entry of that name."""
+    from verifier.analysis.protocol.examples import context_for
+    from verifier.checks.protocol import check_protocol
+    from verifier.spec.model import ProtocolCheck
+
+    result = check_protocol(ProtocolCheck(rule="metric", expect="max error"), context_for({"eval.py": code}))
+    assert (result.status.value, result.score) == (status, 1.0 if status == "pass" else 0.0)
+    assert [(e.file, e.line) for e in result.evidence] == ([("eval.py", line)] if line else [])

@@ -86,7 +86,10 @@ def split_fragments(text: str) -> list[tuple[int, int]]:
     """Spans of top-level fragments: cut at , ; newlines and sentence ends outside brackets."""
     spans: list[tuple[int, int]] = []
     depth, start = 0, 0
-    sentence_cuts = {m.start() for m in _SENTENCE_END.finditer(text)}
+    index_ranges = {i for m in _INDEX_RANGE.finditer(text) for i in range(m.start(), m.end())}
+    sentence_cuts = {m.start() for m in _SENTENCE_END.finditer(text)} - index_ranges
+    enumeration = {i for m in _NUMBER_ENUMERATION.finditer(text) for i in range(m.start(), m.end()) if text[i] == ","}
+    enumeration |= {i for i in index_ranges if text[i] == ","}
     for i, ch in enumerate(text):
         if ch in _OPEN:
             depth += 1
@@ -94,8 +97,11 @@ def split_fragments(text: str) -> list[tuple[int, int]]:
             depth = max(depth - 1, 0)
         piped = ch == "|" and text[i - 1 : i] == " " and text[i + 1 : i + 2] == " "  # "Data: ... | Baselines: ..."
         index = ch == "," and re.match(r",\w{1,2}\s*[~=]", text[i : i + 6]) and text[i - 1 : i].isalnum()  # b1,i~U(0,1)
+        # "spatial x,y in [0,1]": coordinates written as one pair, no space after the comma
+        paired = ch == "," and re.match(r",[A-Za-z](?!\w)", text[i : i + 3]) and re.search(r"(?<!\w)[A-Za-z]$", text[max(0, i - 2) : i])
         restated = ch == "," and re.search(r"\b(?:i\.e|e\.g)\.?$", text[max(0, i - 5) : i])  # "i.e., X" stays whole
-        cut = depth == 0 and not index and not restated and (
+        enumerated = ch == "," and i in enumeration  # "at epochs 30, 60 and 80": one list of numbers
+        cut = depth == 0 and not index and not paired and not restated and not enumerated and (
             ch in ";\n" or piped or (ch == "," and not _thousands(text, i)) or i in sentence_cuts
         )
         if cut:
@@ -111,6 +117,15 @@ def split_fragments(text: str) -> list[tuple[int, int]]:
         if b > a:
             out.append((a, b))
     return out
+
+
+_NUMBER_ENUMERATION = re.compile(
+    r"(?<![\w.,])\d+(?:\.\d+)?[kKM]?(?:,\s+\d+(?:\.\d+)?[kKM]?)+,?\s+(?:and|or)\s+\d+(?:\.\d+)?[kKM]?(?![\w.])"
+)  # "30, 60 and 80", "8, 4, 2, and 1": numbers only, closed by "and"/"or"
+
+
+_INDEX_RANGE = re.compile(r"\b[A-Za-z]\w*\s*=\s*-?\d+\s*(?:\.\.\.?|…|,\s*(?:\.\.\.|…)\s*,?)\s*[A-Za-z0-9]")
+# "k = 0 .. L-1", "i = 1, ..., n": one index range, not a sentence end or a list
 
 
 def _thousands(text: str, i: int) -> bool:
@@ -140,7 +155,11 @@ def find_split_ratios(text: str) -> list[tuple[dict[str, float], tuple[int, int]
         if not found:
             return out
         ratio, (a, b) = found
-        out.append((ratio, (a, b)))
+        restated = re.fullmatch(r"\(?[\d.%\s/:]+split\)?", text[a:b].strip()) and any(
+            list(r.values()) == list(ratio.values()) and r.keys() != ratio.keys() for r, _ in find_split_ratios(rest[:a] + " " * (b - a) + rest[b:])
+        )
+        if not restated:  # "train/val split 800/200 (80/20 split)": the remark restates the named split, not train/test
+            out.append((ratio, (a, b)))
         rest = rest[:a] + " " * (b - a) + rest[b:]
 
 
@@ -263,6 +282,11 @@ class _Builder:
             elif check.name not in lexicon and check.name.endswith("s") and check.name[:-1] in lexicon:
                 # "LoRA ranks r ∈ {8, 16}": each run's lora_rank
                 check = ValueCheck(name=lexicon[check.name[:-1]], names=check.names, sweep=check.sweep)
+        if isinstance(check, ValueCheck) and _is_interval(check.expect) and check.name and _is_symbol(check.name):
+            # "alpha in [1, 3]", "x in [0, 1]": code keeps a symbol's interval as alpha_range, x_domain, ...
+            spans = [f"{check.name}{suffix}" for suffix in _INTERVAL_SUFFIXES]
+            names = [n for n in [*(check.names or []), *spans] if n != check.name]
+            check = ValueCheck(name=check.name, names=list(dict.fromkeys(names)), expect=check.expect)
         if isinstance(check, ValueCheck) and check.name not in self.aliases:
             name = terms.name_in_context(check.name, f"{self.label} {self.fragment}", self.claim)
             if name is None:
@@ -275,6 +299,17 @@ class _Builder:
             self.keys[key] = len(self.checks)
             self.checks.append(check)
         return self.keys[key]
+
+
+_INTERVAL_SUFFIXES = ("_range", "_domain", "_bounds")
+
+
+def _is_interval(value: Any) -> bool:
+    """Two increasing numbers: the ends of an interval (a domain or a sampling range), not a tuple setting."""
+    return (
+        isinstance(value, list) and not isinstance(value, Sweep) and len(value) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) and value[0] < value[1]
+    )
 
 
 class Sweep(list):
@@ -313,8 +348,8 @@ def _as_sweep(values: Any, written: str, cue: str, connector: str = "") -> Any:
     written = written.lstrip()
     if not isinstance(values, list) or isinstance(values, Sweep) or len(values) < 2 or not written[:1] in ("{", "["):
         return values
-    if written.startswith("{"):
-        return Sweep(values)
+    if written.startswith("{") or (all(isinstance(v, bool) for v in values) and len(set(values)) == 2):
+        return Sweep(values)  # a set; or "[true, false]": a switch holds one of the two per run, never both
     if _INTERVAL_CUE.search(f"{cue} {connector}"):  # an interval has two ends; "range [5, 10, 50]" lists values
         return Sweep(values) if len(values) >= 3 else values
     if (_MEMBERSHIP.search(connector) and len(values) >= 3) or _SWEEP_CUE.search(f"{cue} {connector}"):
@@ -415,8 +450,8 @@ _NOUN_GERUNDS = frozenset(
 _COUNT_WORDS = frozenset("two three four five six seven eight nine ten several multiple various different".split())
 _TOO_GENERIC = frozenset(
     "test train val validation total results result config setup parameters settings details other value values number "
-    "base".split()
-)
+    "base target targets input inputs output outputs".split()
+)  # "target [32,128,128]": `target` in code is the labels; a bare role word names no setting
 
 
 def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
@@ -515,6 +550,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         return ([b.add(_value_check(name, whole))], "") if name else ([], "")
     raw_val = match.group("val").strip()
     keys = [k for k in re.split(r"\s*=\s*", match.group("keys")) if k.strip()]
+    keys = [part for k in keys for part in _coordinate_keys(k)]
     if any(re.search(r"[*/^+]|\d\s*\)", k) for k in keys[1:]):
         return [], "a value derived by a formula, not a setting"  # "eta = (4 * 16^2)^2 / (...) = 15"
     made: list[int] = []
@@ -606,6 +642,20 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         if unnamed:
             return made, f"number(s) {', '.join(unnamed[:3])} with no parameter name"
     return made, ""
+
+
+_ACHIEVED = re.compile(
+    r"(?:=|\bof)\s*[-+]?[\d.]+(?:[eE][-+]?\d+)?\s*[%x×]?\s+(?:is|are|was|were)\s+(?:achieved|attained|obtained|reached|observed|measured)\b",
+    re.IGNORECASE,
+)
+
+
+def _coordinate_keys(key: str) -> list[str]:
+    """"spatial x,y in [0,1]": one key per coordinate of the pair; the words before name the pair, not each."""
+    pair = re.fullmatch(r"(?P<words>.*?)(?P<symbols>(?<![\w,])[A-Za-z](?:,[A-Za-z])+)\s*", key)
+    if not pair:
+        return [key]
+    return pair.group("symbols").split(",")
 
 
 def _list_key(body: str) -> re.Match | None:
@@ -764,10 +814,12 @@ def _is_description(key: str) -> bool:
 
 
 _SHAPE_TAIL = re.compile(r"(?:\s*[x×]\s*\d{1,5}(?![\d.]))+")
+_PRODUCT_AFTER = re.compile(r"\s+[A-Za-z][a-z]+\s*[x×]\s*\d")
+_PRODUCT_BEFORE = re.compile(r"\d\s+[A-Za-z][a-z]+\s*[x×]\s*$")
 _NOT_COUNTS = {
     "params", "parameters", "tokens", "steps", "times", "hours", "minutes", "seconds", "days", "gpus", "cpus", "is",
     "was", "has", "this", "thus", "plus", "across", "versus", "as", "corresponds", "means", "yields", "gives", "uses",
-    "units", "neurons", "pixels",  # "256 units", "800 pixels": a width or a length, not a count of things
+    "units", "neurons", "pixels", "matrices",  # "256 units", "800 pixels": a width or a length, not a count of things
 }  # fmt: skip
 
 
@@ -847,6 +899,11 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             made.append(b.add(_value_check(f"{noun}_length", q.value)))
             last_end = q.end
             continue
+        if _PRODUCT_AFTER.match(body, q.end) or _PRODUCT_BEFORE.search(body[max(0, q.start - 40) : q.start]):
+            if not _inside_parentheses(body, q.start):
+                unnamed.append(q.raw)
+            last_end = q.end
+            continue  # "12 layers x 6 matrices": the factors of a product (a structure's size), not two settings
         if re.match(r"(?:[-–]|\s+to\s+)\d", body[q.end : q.end + 6]) or re.search(r"\d(?:[-–]|\s+to\s+)$", body[max(0, q.start - 6) : q.start]):
             last_end = q.end
             continue  # "AR steps: 6-7", "by 1 to 50 positions": a range, not the value 6 (nor 7)
@@ -980,6 +1037,9 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             kind = re.match(r"num_[a-z]+_(?P<noun>[a-z]+)$", name) if own else None
             made.append(b.add(_value_check(f"num_{own}_{kind.group('noun')}" if kind else name, earlier.value)))
         pending = []
+        if name in _BENCHMARK_PARTS and _BENCHMARK_LABEL.search(f"{label} {b.label}"):
+            pending = []
+            continue  # "VTAB-1K benchmark: 19 tasks in 3 groups": how the benchmark is made up, not a setting
         if terms.lexicon_index().get(name.lower()) == "num_seeds":  # a protocol check: b.add renames only values
             name = terms.name_in_context(name, f"{b.label} {b.fragment}", b.claim)
             if name is None:
@@ -1006,11 +1066,14 @@ def _milestones(points: list[tuple[numbers.Quantity, str]], body: str, b: _Build
     may go on in the next one ("at epochs 30, 60 and 80" is cut at its commas), so it is not read."""
     if not points or not _DECAY_AT.search(points[0][1]) or not all(isinstance(q.value, int) for q, _ in points):
         return []
-    if not re.match(r"\s*[A-Za-z]", body[points[-1][0].end :]):
+    closed = re.search(r"\b(?:and|or)\s+$", points[-1][1]) and len(points) >= 2  # "at epochs 30, 60 and 80"
+    if not closed and not re.match(r"\s*[A-Za-z]", body[points[-1][0].end :]):
         return []
     return [b.add(_value_check("lr_milestones", [q.value for q, _ in points]))]
 
 
+_BENCHMARK_LABEL = re.compile(r"\b(?:benchmarks?|suites?)\b", re.IGNORECASE)
+_BENCHMARK_PARTS = frozenset({"num_tasks", "num_groups", "num_subsets", "num_domains", "num_datasets", "num_splits"})
 _SPLIT_LABELS = {"train": "train", "training": "train", "test": "test", "testing": "test", "val": "val", "validation": "val"}
 _INTERVAL_VERBS = {
     "evaluated": "eval_interval", "validated": "eval_interval", "saved": "save_interval", "checkpointed": "save_interval",
@@ -1096,6 +1159,8 @@ def _label_phrase(label: str) -> tuple[str, int, int] | None:
 
 _INLINE_RE = re.compile(
     r"(?<![\w.{^_\-+*/])(?P<key>[A-Za-z][\w']*)\s*(?:=|∈)\s*(?P<val>[\[{][^\]}]*[\]}]|[-+−]?(?:\d{1,3}(?:,\d{3})+(?!\d)|[\d.]+)(?:[eE][-+−]?\d+)?(?:\s*[x×]\s*10\^?-?\d+)?(?:/\d+(?:\.\d+)?)?[kKMB%]?)(?![\w.])(?!\s+if\b)"
+    r"(?!\s*[*/^·]\s*[A-Za-z(\\])"  # "KL = -0.5 * sum(...)": the coefficient of an expression, not a value
+    r"(?!\s*(?:\.\.|…|,\s*(?:\.\.\.|…)|to\s+[-\d]))"  # "k = 0 .. L-1", "lr = 1e-4 to 1e-3": a range's start
 )
 
 
@@ -1130,6 +1195,10 @@ def _inline_assignments(text: str, b: _Builder) -> tuple[list[int], str]:
         else:
             continue
         rest = rest[: match.start()] + " " * (match.end() - match.start()) + rest[match.end() :]
+        chained = re.search(r"(?<![\w.{^_\-+*/])(?P<key>[A-Za-z][\w']*)\s*=\s*$", text[: match.start()])
+        if chained and _is_symbol(chained.group("key")) and _is_symbol(key):  # "S_x=S_y=64": both are 64
+            made.append(b.add(_symbol_check(chained.group("key"), value, before=context)))
+            rest = rest[: chained.start()] + " " * (chained.end() - chained.start()) + rest[chained.end() :]
     return made, rest
 
 
@@ -1196,7 +1265,7 @@ def _api_checks(text: str, b: _Builder) -> list[int]:
 
 def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None) -> list[int]:
     out = []
-    found = terms.find_protocol_terms(text)
+    found = [h for h in terms.find_protocol_terms(text) if not (h.category == "metric" and _not_a_metric_here(text, h))]
     for hit in found:
         out.append(b.add(ProtocolCheck(rule=hit.category, expect=hit.target)))
     lowered = text.lower()
@@ -1216,12 +1285,24 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
     for base, qualifier in _listed_metrics(text):
         if qualifier:
             b.unchecked.append(qualifier)  # "MSE at finest resolution": MSE is computed; where is not checked
-        if base.lower() not in known and base.lower() not in _NOT_METRICS:
+        if base.lower() not in known and base.lower() not in _NOT_METRICS and protocol_claims.checkable_metric(base):
             out.append(b.add(ProtocolCheck(rule="metric", expect=base)))
     if dimension in (Dimension.protocol, Dimension.ordering):  # "evaluated with and without X (ABBR)"
         for name, spellings in protocol_claims.ablated_components(text):
             out.append(b.add(_baseline_check(name, spellings)))
     return out
+
+
+_LOSS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:loss|objective|criterion|regression loss|reconstruction loss)\b", re.IGNORECASE)
+_SPLIT_BEFORE = re.compile(r"\b(?:training|train|test|testing|validation|val|calibration|data)\s*$", re.IGNORECASE)
+
+
+def _not_a_metric_here(text: str, hit: terms.ApiHit) -> bool:
+    """"trained with the MSE loss": a training loss, which the loss's call or formula checks, not an evaluation
+    metric; "training set size": the size of a split, not the conformal metric "set size"."""
+    return bool(_LOSS_AFTER.match(text, hit.end)) or (
+        hit.target.lower() == "set size" and bool(_SPLIT_BEFORE.search(text[: hit.start]))
+    )
 
 
 def _frozen_targets(lowered: str) -> list[str]:
@@ -1308,6 +1389,8 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
     if found is None:
         return [], ""
     if found.expect is None and found.latex is None:
+        if found.call:  # "ᾱ_k = ∏_{i=1}^{k} α_i": a cumprod, checked as the call
+            return [b.add(CallCheck(target=found.call))], ""
         return [], f"formula not translated: {found.reason}"
     check = FormulaCheck(expect=found.expect, latex=found.latex)
     return [b.add(check)], f"the formula is typed, not its condition '{found.unchecked}'" if found.unchecked else ""
@@ -1343,6 +1426,14 @@ def _context_reason(text: str, dimension: Dimension, label: str = "") -> str | N
     return None  # "no data augmentation", "Xavier init": a setting in words is the judge's, never context
 
 
+# "16 images per batch": the batch size counted in samples (not a dataset's image count)
+_PER_BATCH = re.compile(
+    r"(?<![\w.])(?P<n>\d+)\s+(?:images|samples|examples|sequences|clips|videos|pairs|graphs|episodes)\s+per\s+(?:mini-?)?batch\b",
+    re.IGNORECASE,
+)
+_SETTING_QUALIFIER = re.compile(r"(?<![\w.])[123]D\b")  # "1D experiments", "2D on 2 GPUs": which setting, not a value
+
+
 _MODEL_NAME_RE = re.compile(
     r"\b[A-Za-z][\w.]*-[A-Za-z]{1,2}/\d+\b|\b[A-Za-z][\w.]*(?:-[A-Za-z]*\d[\w.]*)+\b|\b\d+(?:\.\d+)?B\b|\b(?!L[12]\b)[A-Z]+\d+[A-Za-z]*(?:/\d+)*\b|\b[123]D\b"
 )
@@ -1354,8 +1445,9 @@ _CITATION_RE = re.compile(r"\(\d{1,2}\)|\b(?:Step|Phase|Stage|P)\s?\d+[A-Z]?\b|\
 _FORMULA_SPANS = (
     re.compile(r"\bfor\s+(?:each\s+|all\s+)?[A-Za-z]\w*\s*=\s*[^,;:\n]*?\bto\b[^,;:\n]*", re.IGNORECASE),  # for i = 1 to n
     re.compile(r"\b[A-Za-z]\w*\s*=\s*-?\d+\s*,\s*-?\d+\s*,[^;\n]*?(?:\.\.\.|…)"),  # k = 0, 1, 2, ...
+    re.compile(r"\b[A-Za-z]\w*\s*=\s*-?\d+\s*(?:\.\.\.?|…|,\s*(?:\.\.\.|…)\s*,?)\s*[A-Za-z0-9]\w*(?:\s*[-+]\s*\d+)?"),  # k = 0 .. L-1: an index range
     re.compile(r"\b[\w']+\s*=\s*[^\s,;]+\s+if\b[^,;]*", re.IGNORECASE),  # m_i = 1 if i >= P: a piecewise case
-    re.compile(r"\b[\w']+\s*=[^=,;\n]*[*/^][^=,;\n]*=\s*[-\d.]+"),  # eta = (4 * 16^2)^2 / (...) = 15: derived
+    re.compile(r"\b[\w']+\s*=[^=,;\n]*(?:[*/]|(?<!10)\^)[^=,;\n]*=\s*[-\d.]+"),  # eta = (4 * 16^2)^2 / (...) = 15: derived (3×10^-4 is a number)
     re.compile(r"\b(?:else|otherwise)\s+[A-Za-z]\w*\s*=\s*[^\s,;]+", re.IGNORECASE),  # ... if k > 1 else z = 0
     re.compile(r"\b(?:if|when|while|unless|where|for)\s+[A-Za-z]\w*\s*(?:[<>≤≥]=?|==|!=)\s*[^\s,;]+", re.IGNORECASE),  # if k > 1
     re.compile(r"\b(?:step|stage|epoch|layer|chunk|frame|level|phase|block)\s+\d+(?:\s*[-–]\s*\d+)?(?![\w.%])|\b(?:steps|stages|layers|chunks|frames|levels|phases|blocks)\s+\d+\s*[-–]\s*\d+(?![\w.%])"),  # step 1, steps 2-6: indexes
@@ -1375,7 +1467,7 @@ def _mask_formula_spans(text: str) -> str:
     numbers are not settings the code must have, so they are blanked before any value is read."""
     for pattern in _FORMULA_SPANS:
         text = pattern.sub(lambda m: " " * len(m.group(0)), text)
-    return text
+    return formulas.mask_indexes(text)
 
 
 def _mask_model_names(text: str) -> str:
@@ -1408,7 +1500,9 @@ _COMPARED = re.compile(r"(?<![\w.])(?P<key>[A-Za-z][\w^{}]*)\s*=\s*[^,;=]*?\s(?:
 
 def _is_label(match: re.Match | None) -> TypeGuard[re.Match]:
     """A fragment's "label: body" whose label is words (a digit only in a long one): the body is read alone."""
-    return match is not None and (not re.search(r"\d", match.group("label")) or len(match.group("label")) > 25)
+    if match is None or match.group("label").count("(") > match.group("label").count(")"):
+        return False  # "8 prompt categories (Table 1: English, ...)": the colon is inside a remark
+    return not re.search(r"\d", match.group("label")) or len(match.group("label")) > 25
 
 
 def _fragment(
@@ -1427,14 +1521,21 @@ def _fragment(
         if inner and not bare_range and len(inner.group("label").split()) <= 4 and not re.search(r"\d", inner.group("label")):
             names_text = body  # "MSR-VTT test: 2990 videos": the inner label still names the dataset
             body, label_text = inner.group("body").strip(), inner.group("label")  # "config: AR steps: 6-7"
+    per_batch = [b.add(_value_check("minibatch_size", int(m.group("n")))) for m in _PER_BATCH.finditer(body)]
+    body = _PER_BATCH.sub(lambda m: " " * len(m.group(0)), body) if per_batch else body
     masked = _mask_formula_spans(_mask_model_names(context.mask(body)))
-    if dimension == Dimension.numerical and _PARAMETER_LABEL.search(label_text):
+    if per_batch and not masked.strip():
+        return Fragment(text, "typed", "", tuple(sorted({m for m in per_batch if m >= 0})))
+    if dimension == Dimension.numerical and _PARAMETER_LABEL.search(label_text) and not per_batch:
         # "two parameter variants: 16M (base dims 64) and 87M (base dims 128)": the sizes are parameter counts,
         # the settings that give them are in the parentheses
         masked = re.sub(r"(?<![\w.])~?\d+(?:\.\d+)?\s*[KMB]\b", lambda m: "§" * len(m.group(0)), masked)
         masked = masked.replace("(", " ").replace(")", " ")
         if not re.search(r"(?<![\w.§])\d", masked):
             return Fragment(text, "context", "parameter count: follows from the architecture, not set by code")
+    if dimension == Dimension.numerical and _ACHIEVED.search(masked) and not per_batch:
+        # "the efficiency gain eta=15 is achieved by ...": an outcome the paper reports, not a setting
+        return Fragment(text, "context", "reported result: an outcome of running the code, not a code fact")
     compared = _COMPARED.search(masked)
     if compared and _ABLATION_CUE.search(f"{label_text} {body}"):
         # "Drop path ablation with drop_path=0 vs. drop_path=0.1": the study runs both, a sweep of the two
@@ -1490,7 +1591,7 @@ def _fragment(
         made += sampled + named
         made, reason = method_claims.merge(body, b, made, reason)  # "R is initialized to zero", "B and A frozen"
     reason = re.sub(r"§+", "…", reason)  # masked model names, shown as an ellipsis
-    made = [m for m in made if m >= 0]
+    made = [m for m in per_batch + made if m >= 0]
     if b.lead_name and dimension == Dimension.numerical and (not made or reason):
         made, reason = _lead_value_fragment(body, masked, b, made, reason)
     if b.ambiguous and not reason:
@@ -1505,6 +1606,13 @@ def _fragment(
     category = context.classify(
         body, result_allowed=dimension in (Dimension.numerical, Dimension.protocol), measured=dimension == Dimension.protocol
     )
+    if category is None and _SETTING_QUALIFIER.search(body):
+        # "1D experiments on 1 A100 GPU (2.4-2.5h)": the "1D" says which experiments, it is not a free number
+        unqualified = _SETTING_QUALIFIER.sub(lambda m: "§" * len(m.group(0)), body)
+        category = context.classify(
+            unqualified, result_allowed=dimension in (Dimension.numerical, Dimension.protocol), measured=dimension == Dimension.protocol
+        )
+        category = category if category and category.startswith(("hardware", "compute")) else None
     if category and (not reason or not category.startswith("rationale")):
         return Fragment(text, "context", category)
     legacy = _context_reason(masked if dimension == Dimension.numerical else text, dimension, label_text)
@@ -1513,8 +1621,18 @@ def _fragment(
     if not reason and dimension == Dimension.numerical and _DEFINITION.match(body):
         return Fragment(text, "context", "definition: what a symbol stands for, no value")
     if not reason:
-        reason = "no value, name, formula or sequence the compiler can type"
+        reason = _untyped_reason(body, masked)
     return Fragment(text, "leftover", reason)
+
+
+def _untyped_reason(body: str, masked: str) -> str:
+    """Why a fragment with no check stays for the judge, in the terms of the check kind it would need."""
+    spread = re.search(r"(?<![\w.§])(\d+(?:\.\d+)?)\s*[-–]\s*(\d+(?:\.\d+)?)(?![\w.])", masked)
+    if spread and float(spread.group(1)) < float(spread.group(2)):
+        return f"a range ({spread.group(0)}) for one setting: a value check compares one value"
+    if _MODEL_ID.match(re.sub(r"^(?:[^:]*:\s*)", "", body).strip()):
+        return "a model identifier: no check kind looks for the model names a repo queries or loads"
+    return "no value, name, formula or sequence the compiler can type"
 
 
 # ----- the claim ------------------------------------------------------------------------------------------
@@ -1540,7 +1658,7 @@ def _compile_cached(
     b = _Builder(aliases, claim=text)
     head = _LABEL_RE.match(text)
     claim_label = head.group("label") if head else ""
-    b.label = claim_label
+    b.label = (protocol_claims.heading_label(text) if sau.dimension == Dimension.protocol else None) or claim_label
     covered: list[tuple[int, int, list[int], str]] = []  # (start, end, check indexes, what)
 
     order = orders.find_order(text, phases=sau.dimension == Dimension.ordering)
@@ -1550,7 +1668,8 @@ def _compile_cached(
     for ratio, span in find_split_ratios(text):
         index = b.add(ProtocolCheck(rule="split-ratio", expect=ratio))
         covered.append((span[0], span[1], [index], "split"))
-    for name, values, span in _labelled_lists(text, b):
+    swept_sizes = protocol_claims.training_size_sweeps(text) if sau.dimension == Dimension.protocol else []
+    for name, values, span in _labelled_lists(text, b) + [(n, Sweep(v), s) for n, v, s in swept_sizes]:
         index = b.add(_value_check(name, values))
         if index >= 0:
             covered.append((span[0], span[1], [index], "list"))
@@ -1577,6 +1696,7 @@ def _compile_cached(
 
     b.lead_name, b.lead_value = _claim_lead(text, pieces, b)
     current_label, previous_end = claim_label, 0
+    scope_items = _scope_lists(text, pieces) if sau.dimension == Dimension.numerical else set()  # D3: may be datasets
     for start, end in pieces:
         piece = text[start:end]
         if re.search(r"[.;\n]", text[previous_end:start]):
@@ -1611,10 +1731,14 @@ def _compile_cached(
             frag = Fragment(piece, "typed", "", tuple(sorted({*inside[0][2], *extra})))
         else:
             frag = _fragment(piece, sau.dimension, b, False, current_label)
+        if (start, end) in scope_items and _continues_scope(out.fragments, frag):
+            frag = Fragment(piece, "context", "names only: the tasks or data a neighbouring value applies to (a list cut at its commas)")
         named = [b.checks[i] for i in frag.checks if i < len(b.checks) and isinstance(b.checks[i], ValueCheck)]
         b.previous_name = named[-1].name if len(named) == 1 else None
         out.fragments.append(frag)
     _credit_lead(out.fragments, b)
+    if sau.dimension == Dimension.protocol:
+        out.fragments = protocol_claims.credit_study_heading(out.fragments)
 
     out.checks = [_validated(c) for c in b.checks]
     out.leftover = [
@@ -1627,6 +1751,41 @@ def _compile_cached(
     else:
         out.coverage = "partial" if out.leftover else "full"
     return out
+
+
+_SCOPE_START = re.compile(r"\b(?:for|on|in|across)\s+(?:the\s+)?[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*){0,2}\s*,?\s*$")
+_SCOPE_ITEM = re.compile(r"^(?:(?:and|or)\s+)?[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*){0,2}(?:\s+[a-z]+){0,2}$")
+
+
+def _scope_lists(text: str, pieces: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """Spans of the items that continue a "for A, B, and C ..." list cut at its commas: after a piece ending
+    "for <Name>", names only, up to one starting with "and"/"or" in the same sentence (a list that never
+    reaches its "and" is not one: "lr=0.1 for Stage A, Xavier Init")."""
+    out: set[tuple[int, int]] = set()
+    for i, (start, end) in enumerate(pieces):
+        if not _SCOPE_START.search(text[start:end]):
+            continue
+        items: list[tuple[int, int]] = []
+        for a, b in pieces[i + 1 :]:
+            previous_end = items[-1][1] if items else end
+            if re.search(r"[.;:\n]", text[previous_end:a]) or not _SCOPE_ITEM.match(text[a:b].strip()):
+                break
+            items.append((a, b))
+            if re.match(r"(?:and|or)\s", text[a:b].strip()):
+                out.update(items)
+                break
+    return out
+
+
+def _continues_scope(previous: list[Fragment], frag: Fragment) -> bool:
+    """"DDIM_eta=1 for Burgers, Advection, and Navier-Stokes inference": the names after the first one are the
+    rest of the scope the previous fragment's value applies to, not untyped settings."""
+    if frag.outcome != "leftover" or not previous:
+        return False
+    last = previous[-1]
+    if last.outcome == "context" and last.reason.startswith("names only: the tasks or data"):
+        return True  # the list goes on: "..., Advection, and Navier-Stokes"
+    return last.outcome == "typed" and bool(_SCOPE_START.search(last.text))
 
 
 def _credit_lead(fragments: list[Fragment], b: _Builder) -> None:

@@ -65,11 +65,22 @@ def find(text: str) -> list[Distribution]:
         init_names = list(entry.get("init_args") or [])
         call_args = {n: v for n, v in zip(call_names, values) if v is not None}
         init_args = {n: v for n, v in zip(init_names, values) if v is not None}
+        call = str(entry.get("call") or family)
+        standard = entry.get("standard_call")
+        if standard and _is_standard(raw, entry.get("standard_args") or []):
+            call, call_args = str(standard), {}  # N(0, I) is torch.randn as much as torch.normal(0, 1)
         out.append(
-            Distribution(family, str(entry.get("call") or family), call_args, entry.get("init"), init_args,
-                         match.group("var"), match.start(), match.end())
+            Distribution(family, call, call_args, entry.get("init"), init_args, match.group("var"), match.start(), match.end())
         )
     return out
+
+
+def _is_standard(raw: list[str], standard: list[Any]) -> bool:
+    """``N(0, 1)``, ``N(0, I)``, ``U(0, 1)``: the parameters of the family's standard form (an identity matrix is 1)."""
+    if len(raw) != len(standard):
+        return False
+    values = [1 if re.fullmatch(r"\s*(?:σ²?\s*=\s*)?(?:I|𝐈|\\mathbf\{I\}|1)\s*", a) else _arg(a) for a in raw]
+    return all(v is not None and float(v) == float(w) for v, w in zip(values, standard))
 
 
 def _arg(text: str) -> Any:

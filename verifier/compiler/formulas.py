@@ -5,9 +5,11 @@ by the formula check's own parser (``verifier.symbolic.latex``): a check is only
 parses and has something to compare. Papers' notation is translated where it has one reading under the
 check's semantics (``E_{x}[...]`` a mean, ``‖x‖²₂`` a squared norm, ``Σ_{i=1}^{n}`` a sum and
 ``(1/n) Σ_{i=1}^{n}`` a mean, ``⊙`` the elementwise product, ``√x``, ``s B A`` the scalar s times the matrix
-product ``matmul(B, A)``, ``Kᵀ`` a transpose); notation with no such reading (∇, ∏, inverses, mode-n
-products, one capital applied to a vector with no sign it is a matrix, set membership, sampling ``~``) is
-reported with the reason instead of being guessed.
+product ``matmul(B, A)``, ``Kᵀ`` a transpose, an integral over the domain that is a term of its own a mean of
+its integrand, ``β KL(q || p)`` the named quantity ``KL``, ``log p(x)`` the log of ``p(x)``); a running
+product ``ᾱ_k = ∏_{i=1}^{k} α_i`` is the library's ``cumprod`` (a ``call`` check). Notation with no such
+reading (∇, other products, inverses, mode-n products, one capital applied to a vector with no sign it is a
+matrix, set membership, sampling ``~``) is reported with the reason instead of being guessed.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ class FormulaFind:
     symbols: tuple[str, ...]
     reason: str = ""  # why not translated (expect and latex both None)
     unchecked: str = ""  # a condition stated after the formula ("with a causal mask") that it does not check
+    call: str = ""  # the library operation the formula names when it has no elementwise reading ("cumprod")
 
 
 _SHORT_SYMBOL = r"[A-Za-zα-ωΑ-Ω](?:_\{[^{}\s]*\}|_[A-Za-z0-9]+|\^\{?[A-Za-z]\}?)*'?(?![\w{])"
@@ -94,7 +97,7 @@ def looks_like_formula(text: str) -> bool:
     bare = re.sub(r"\s*\([^()]*\)\s*$", "", rhs)
     if not rhs or rhs.startswith("=") or parse_value(rhs) is not None or parse_value(bare) is not None:
         return False
-    operators = len(re.findall(r"[+\-*/^·×−√⊙‖Σ∑ᵀ⊤]|\b(?:exp|log|sqrt|sigmoid|tanh|softmax|min|max|clip)\s*\(", rhs))
+    operators = len(re.findall(r"[+\-*/^·×−√⊙‖Σ∑∏∫ᵀ⊤]|\b(?:exp|log|sqrt|sigmoid|tanh|softmax|min|max|clip)\s*\(|\b(?:prod|sum)_", rhs))
     operators += len(_JUXTAPOSED_SYMBOLS.findall(rhs))  # "s B A": one-letter symbols side by side, a capital among them
     idents = re.findall(r"[A-Za-zα-ωΑ-Ω_][\w']*", ascii_symbol(rhs))
     return operators >= 1 and len(idents) >= 1 and len(lhs.strip()) <= 40
@@ -372,9 +375,93 @@ def _objective(expr: str) -> str:
     return rest or expr
 
 
+_INTEGRAL_HEAD = re.compile(r"(?<![\w.])(?:∫|\\int|integral)(?![A-Za-z])")
+_DIFFERENTIALS = re.compile(r"(?:\s*\bd[A-Za-zα-ωΩ]\b)+\s*")
+
+
+def _integrals(expr: str) -> tuple[str, str]:
+    """``-∫_Ω |u - u_d|^2 dx - α ∫_Ω |f|^2 dx`` -> ``-mean(|u - u_d|^2) - α mean(|f|^2)``: an integral over the
+    domain that is a term of its own is, discretised, a sum or mean over the grid, and the formula check
+    compares the integrand (its outer reduction is stripped). An integral inside a bracket or a product, or
+    one whose differential is not found, has no such reading: (text, reason)."""
+    out = expr
+    for _ in range(6):
+        m = _INTEGRAL_HEAD.search(out)
+        if not m:
+            return out, ""
+        depth = sum({"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(ch, 0) for ch in out[: m.start()])
+        before = out[: m.start()].rstrip()
+        coefficient = re.search(r"(?:^|[+\-−=])\s*(?:[\w.α-ω]+\s*\*?\s*)?$", before)
+        if depth or coefficient is None:
+            return expr, "uses an integral inside a bracket or a product"
+        end = _subscript_end(out, m.end())
+        if out[end : end + 1] == "^":
+            end = _subscript_end(out, end)
+        differential, level = None, 0
+        for k in range(end, len(out)):
+            level += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(out[k], 0)
+            if level == 0 and (d := _DIFFERENTIALS.match(out, k)) and d.group(0).strip() and (k == 0 or not out[k - 1].isalnum()):
+                differential = d
+                break
+        if differential is None or not out[end : differential.start()].strip():
+            return expr, "uses an integral with no differential (dx) to close it"
+        after = out[differential.end() :]
+        if after.strip() and not re.match(r"\s*[+\-−]", after):
+            return expr, "uses an integral inside a bracket or a product"
+        out = out[: m.start()] + f"mean({_abs_bars(out[end : differential.start()].strip())})" + (" " + after.lstrip() if after.strip() else "")
+    return expr, "uses too many integrals"
+
+
+_KL_HEAD = re.compile(r"(?<![\w.])(?:D_\{?KL\}?|D_\{?\\mathrm\{KL\}\}?|KL)\s*(?=[(\[])")
+
+
+def _divergences(expr: str) -> str:
+    """``β KL(q(y|x) || p(y))``, ``D_KL[q ‖ p]`` -> ``β KL``: the divergence between two distributions is one
+    quantity the code computes (a closed form, ``kl_divergence``), which the formula check finds under its
+    name (``kl``, ``kld``, ``kl_loss``); what the formula says is how that term is combined with the others.
+    Only a bracket holding the ``||`` between the two distributions is read so."""
+    out = expr
+    for _ in range(4):
+        m = _KL_HEAD.search(out)
+        if not m:
+            return out
+        open_ = out[m.end()]
+        end = _closing(out, m.end(), open_, ")" if open_ == "(" else "]")
+        inner = out[m.end() + 1 : end - 1] if end > 0 else ""
+        depth, separated = 0, False
+        for k, ch in enumerate(inner):
+            depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(ch, 0)
+            if depth == 0 and (ch == "‖" or inner[k : k + 2] == "||"):
+                separated = True
+        if not separated:
+            return out
+        out = out[: m.start()] + "KL" + out[end:]
+        if re.fullmatch(r"[\s\-−]*KL\s*", out):
+            return expr  # the divergence alone: nothing of the formula is left to compare
+    return out
+
+
+_CAPITAL_OPERAND = r"[A-Z][A-Za-z0-9]*(?:_\{[^{}]*\}|_\w+|\^\{[^{}]*\}|\^\w)*"
+_CAPITALS_TIMES = re.compile(rf"(?:{_CAPITAL_OPERAND}|\))\s*×\s*(?:{_CAPITAL_OPERAND}|\()")
+
+
+def _letter_times(expr: str) -> str:
+    """``V x Softmax(...)``: the letter x between two capital operands is a times sign, not a vector."""
+    out, last = [], 0
+    for m in re.finditer(r"\s+x\s+(?=[A-Z])", expr):
+        if re.search(rf"(?:(?<![\w^_{{]){_CAPITAL_OPERAND}|\))$", expr[: m.start()]):
+            out.append(expr[last : m.start()] + " × ")
+            last = m.end()
+    return "".join(out) + expr[last:]
+
+
 def _paper_notation(expr: str) -> tuple[str, str]:
     """The notation papers write that has one elementwise reading, rewritten; (text, reason when it has none)."""
     expr = _objective(expr)
+    expr, reason = _integrals(expr)
+    if reason:
+        return expr, reason
+    expr = _divergences(expr)
     for mark, name in _COMBINING.items():
         expr = re.sub(rf"(\w){mark}", rf"\1{name}", expr)  # L̃ -> L_tilde
     expr = re.sub(r"(?<=[A-Z0-9_])-(?=[A-Z]{2,}[A-Za-z0-9]*\b)(?<=[A-Z]-)", "_", expr)  # F_SC-FNO: one hyphenated name
@@ -386,12 +473,18 @@ def _paper_notation(expr: str) -> tuple[str, str]:
         return expr, reason
     if _MODE_PRODUCT.search(expr):
         return expr, "uses a mode-n tensor product (×_n)"
+    expr = _letter_times(expr)
+    expr = re.sub(r"\^\{\((\w+)\)\s*\^\s*\{?\s*(?:T|⊤|\\top)\s*\}?\}", r"^{(\1)}^T", expr)  # K^{(i)^T}: the i-th K, transposed
     expr, reason = _transposes(expr)
     if reason:
         return expr, reason
+    if "×" in expr and (re.search(r"\b(?:transpose|matmul)\(", expr) or _CAPITALS_TIMES.search(expr)):
+        return expr, "uses × beside matrices (a matrix or an elementwise product?)"
     expr = re.sub(r"\s*(?:⊙|∘|\bodot\b)\s*", " * ", expr)  # the elementwise product: `*` on tensors
     expr = expr.replace("√(", "sqrt(")
     expr = _SQRT_ATOM.sub(r"sqrt(\1)", expr)
+    # "log p_θ(x)": the log of the applied function written after it, a bracket papers leave out
+    expr = re.sub(r"\b(log|ln)\s+([A-Za-zα-ωΑ-Ω][\w'^{}]*\([^()]*\))", r"\1(\2)", expr)
     for capital, name in _CAPITAL_FUNCS.items():
         expr = re.sub(rf"\b{capital}(?=\s*\()", name, expr)
     return expr, ""
@@ -408,6 +501,8 @@ def to_sympy(text: str, code: bool = False) -> tuple[str | None, str]:
     for token, reason in _UNTRANSLATABLE.items():
         if token in expr and token not in "[{":
             return None, f"uses {reason}"
+    if re.search(r"(?<![\w.])grad(?:_\{?[\w,]+\}?)?\s+(?=[A-Za-zα-ω(])", expr):
+        return None, "uses a gradient (grad_x)"  # "grad_x log q(x)": an operator, not a factor
     expr = (
         expr.replace("−", "-").replace("×", "*").replace("·", " ").replace("⋅", " ").replace("²", "**2").replace("³", "**3")
         .replace("√", "sqrt").replace("’", "'")
@@ -647,6 +742,8 @@ def find_formula(segment: str) -> FormulaFind | None:
         return FormulaFind(lhs.strip() if sep else "", None, body, ())
     parts = [p.strip() for p in _top_level_sides(segment)]
     lhs = parts[0]
+    if len(parts) == 2 and (operation := _prefix_product(lhs, _trim_prose(parts[1]))):
+        return FormulaFind(lhs, None, None, (), "uses a product with bounds (prod)", call=operation)
     # "grad log q = -(x - mu)/sigma^2 = -z/((1-t)(1-k))": the last side is the closed form
     sides = [(p, _trim_prose(p)) for p in parts[1:] if p]
     reason = "no right-hand side"
@@ -659,6 +756,27 @@ def find_formula(segment: str) -> FormulaFind | None:
                 continue
             return FormulaFind(lhs, expect, None, _symbol_names(expect), unchecked=_condition_after(side))
     return FormulaFind(lhs, None, None, (), reason)
+
+
+_PRODUCT_HEAD = re.compile(r"^(?:∏|\\prod|prod)_\{?\s*(?P<i>[a-z])\s*=\s*[01]\s*(?:\.\.|…|,\s*\.\.\.\s*,|\}\^\{?)\s*(?P<k>[a-z])\s*\}?\s*")
+
+
+def _prefix_product(lhs: str, rhs: str) -> str:
+    """``ᾱ_k = ∏_{i=1}^{k} α_i`` (the product up to the left-hand side's own index, for every k): the running
+    product of a sequence, which code computes with ``cumprod`` (torch, NumPy, JAX, the tensor method); the
+    formula check has no elementwise reading of it. "" for any other product."""
+    head = _PRODUCT_HEAD.match(rhs)
+    if head is None:
+        return ""
+    index, upper = head.group("i"), head.group("k")
+    factor = rhs[head.end() :].strip()
+    lhs_index = re.fullmatch(r"[^\s=]+?_\{?([a-z])\}?", ascii_symbol((lhs.split() or [""])[-1]))  # "where ᾱ_k"
+    if index == upper or lhs_index is None or lhs_index.group(1) != upper:
+        return ""
+    term = rf"[A-Za-zα-ω]\w*?_\{{?{index}\}}?"
+    if not re.fullmatch(rf"{term}|\(\s*1\s*[-−]\s*{term}\s*\)", ascii_symbol(factor)):
+        return ""  # a product of one indexed sequence, nothing else
+    return "cumprod"
 
 
 def _top_level_sides(segment: str) -> list[str]:
@@ -700,6 +818,22 @@ def paper_side_problem(expect: str | None, latex: str | None) -> str:
     if len(expr.free_symbols) < 2 and not shaping:
         return "one symbol and constants, nothing to compare"  # mean(f(x)) matches any mean
     return ""
+
+
+# ----- indexes inside formulas ---------------------------------------------------------------------------
+# "{α_k}_{k=1..K}", "prod_{i=1}^{n}", "W_{u,[0,T]}^{(K)}", "W^{(0)}": bounds of an index and the index of a
+# variant; their numbers are positions, never a setting the code must have
+_INDEX_SPANS = re.compile(
+    r"_\{[^{}\n]*(?:=|\.\.|…|:|,|\[)[^{}\n]*\}(?:\^\{?[A-Za-z]\w*\}?)?"  # _{i=1}^{n}, _{k=1..K}, _{u,[0,T]}, _{0:P}
+    r"|\^\{?\(\s*[A-Za-z0-9]+(?:\s*[-+]\s*\d+)?\s*\)\}?"  # ^{(0)}, ^{(k-1)}
+    r"|\^\{[^{}\n]*:[^{}\n]*\}"  # z_0^{0:P}: an index range
+    r"|(?<=\w)\[\s*\w+\s*:\s*\w+\s*\]"  # u[0:M]: a slice of a sequence
+)
+
+
+def mask_indexes(text: str) -> str:
+    """The digits of index bounds and variant indexes blanked (as ``§``), so no value is read from them."""
+    return _INDEX_SPANS.sub(lambda m: re.sub(r"\d", "§", m.group(0)), text)
 
 
 # ----- symbol glossaries ("where: - s: scaling factor") ----------------------------------------------------

@@ -155,6 +155,9 @@ _SHAPE_RE = re.compile(r"^\s*\d{1,5}(?:\s*[x×]\s*\d{1,5}){1,4}\s*$")
 _RANGE_RE = re.compile(r"^\s*(?P<a>\S+?)\s*(?:to|-|–|~|\.\.\.?)\s*(?P<b>\S+)\s*$")
 
 
+_FLAG_WORDS = {"true": True, "false": False}
+
+
 def parse_value(text: str) -> Any:
     """An expectation from a value text: a number, a list (set or range), a bool, or None when unreadable.
 
@@ -184,6 +187,9 @@ def parse_value(text: str) -> Any:
     set_match = _SET_RE.match(text)
     if set_match:
         items = [p for p in re.split(r"\s*,\s*", set_match.group("body")) if p]
+        flags = [_FLAG_WORDS.get(p.lower()) for p in items]
+        if len(flags) >= 2 and all(f is not None for f in flags):
+            return flags  # "[true, false]": a switch tried both ways
         values = [parse_number(p) for p in items]
         if len(values) >= 2 and all(v is not None for v in values):
             return values

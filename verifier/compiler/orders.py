@@ -22,6 +22,12 @@ _STOP = {
     "the", "a", "an", "of", "to", "for", "on", "in", "with", "and", "each", "all", "its", "their", "via", "using",
     "from", "by", "at", "per", "as", "is", "are", "be", "then", "once", "it", "this", "that", "one", "time",
 }  # fmt: skip
+# "for each batch, (1) ... (2) ...": the loop the numbered steps run in, part of the sequence's statement
+_LOOP_LEAD_IN = re.compile(
+    r"(?:\b(?:for|in|at)\s+(?:each|every)|\bper|\bfor\s+all)\s+(?:(?:training|mini-?|outer|inner)\s*)?"
+    r"(?:batch(?:es)?|epochs?|steps?|iterations?|samples?|episodes?|rounds?|updates?)\s*[:,]?\s*$",
+    re.IGNORECASE,
+)
 _CUT = re.compile(r"[:(\[,;—–]|\s-\s|\s(?:via|using|with|on|for|from|at|by|where|so|until|into|over)\s", re.IGNORECASE)
 
 
@@ -87,7 +93,9 @@ def find_numbered(text: str, relation: str) -> OrderFind | None:
     for k, (_, _, end) in enumerate(best):
         stop = best[k + 1][1] if k + 1 < len(best) else len(text)
         items.append(text[end:stop])
-    return _from_items(items, relation, (best[0][1], len(text)))
+    lead_in = _LOOP_LEAD_IN.search(text, 0, best[0][1])
+    start = lead_in.start() if lead_in else best[0][1]
+    return _from_items(items, relation, (start, len(text)))
 
 
 def find_first_then(text: str) -> OrderFind | None:

@@ -10,11 +10,12 @@ the judge, a wrong check does not.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
 
-from verifier.compiler import terms
+from verifier.compiler import numbers, terms
 
 _norm = terms.normalise_phrase  # "Full fine-tuning" = "full_fine tuning"
 
@@ -44,7 +45,10 @@ _QUOTED = re.compile(
     r"\breported (?:in|by)\b|\bfrom (?:their|the original) papers?\b",
     re.IGNORECASE,
 )
-_NAME_TOKEN = re.compile(r"^(?=[^\s]*[A-Za-z])(?:[A-Z0-9][\w\-+./']*|[a-z]+[A-Z][\w\-+./']*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+)$")
+_NAME_TOKEN = re.compile(
+    r"^(?=[^\s]*[A-Za-z])(?:[A-Z0-9][\w\-+./']*|[a-z]+[A-Z][\w\-+./']*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]{2,}\d+[a-z]{2,}[\w\-]*)$"
+)  # TreeNet, mTAN, wide_resnet, wav2vec
+_VERSION = re.compile(r"^v?\d+(?:\.\d+)+$")  # "wav2vec 2.0", "YOLO v5.1": a release, part of the name
 _QUANTITY = re.compile(r"^(?![123]D$)[-+~]?\d[\d.,\-]*[A-Za-z%]{0,3}(?:/\w+)?$")  # 8, 29.46GB, 0.77-0.86GB, 16M, 2x
 _SIZE_SUFFIX = re.compile(r"-\d+(?:\.\d+)?[KMB](?:/\w+)?$")
 _TITLE_WORDS = frozenset(
@@ -98,9 +102,10 @@ def baseline_name(item: str) -> str | None:
         return None
     if lowered in families or lowered in _GENERIC or any(t.lower() in libraries for t in tokens):
         return None
-    if any(t.lower().strip(".") in _TITLE_WORDS for t in tokens) or any(_QUANTITY.match(t) for t in tokens):
+    named_tokens = tokens[:-1] if len(tokens) >= 2 and _VERSION.match(tokens[-1]) else tokens
+    if any(t.lower().strip(".") in _TITLE_WORDS for t in tokens) or any(_QUANTITY.match(t) for t in named_tokens):
         return None
-    if not all(_NAME_TOKEN.match(t) for t in tokens) or terms.find_protocol_terms(text):
+    if not all(_NAME_TOKEN.match(t) for t in named_tokens) or terms.find_protocol_terms(text):
         return None
     if len(tokens) == 1 and len(text) == 1:
         return None  # a bare symbol ("J", "M") is not a method's name
@@ -429,3 +434,129 @@ def context_note(text: str) -> str | None:
     if _study_title(stripped):
         return "heading: the title of the study, whose facts follow"
     return None
+
+
+# ----- training-set sizes an ablation sweeps ----------------------------------------------------------------
+_SIZE = r"\d+(?:\.\d+)?(?:\s*(?:%|[kK](?!\w)))?"
+_SIZE_LIST = rf"{_SIZE}(?:\s*,\s+{_SIZE})*(?:\s*,?\s+(?:and|or)\s+{_SIZE}|(?:\s*,\s+{_SIZE}))"  # 2+ items; "2,000" is one
+_UNITS = r"(?:samples|examples|instances|trajectories|images|sequences|points|episodes)"
+_OF_FULL = (
+    rf"\s+of\s+(?:the\s+)?(?:(?:full|whole|entire|original|complete)\s+)?(?:\d[\d,]*\s+)?(?:training\s+)?"
+    rf"(?:{_UNITS}|data(?:set)?|(?:training\s+)?set)|\s+{_UNITS}"
+)
+_TRAIN_SET = r"train(?:ing)?(?:[\s-]+(?:set|data(?:set)?|split|samples?))(?:\s+sizes?)?"
+_TRAIN_SIZE_SWEEPS = (
+    # "Reduce training set to 0.2, 0.4, 0.6, 0.8 of full 9000 samples", "subsample the training data to 10%, 25% and 50%"
+    re.compile(
+        r"\b(?:reduc\w*|subsampl\w*|limit\w*|restrict\w*|shrink\w*|downsampl\w*|truncat\w*|var(?:y|ies|ied|ying))\s+"
+        rf"(?:the\s+)?(?:size\s+of\s+(?:the\s+)?)?{_TRAIN_SET}\s+(?:to|over|across|among|in|of|between)\s+\{{?"
+        rf"(?P<list>{_SIZE_LIST})\}}?(?:{_OF_FULL})?",
+        re.IGNORECASE,
+    ),
+    # "trained with systematically decreasing sample sizes -- 2000, 1000, 500, 100 samples"
+    re.compile(
+        r"\btrain(?:ed|ing|s)?\s+(?:\w+\s+){0,2}?(?:with|on|using)\s+(?:[a-z]+\s+){0,2}?"
+        r"(?:training\s+)?(?:sample|data(?:set)?|training[\s-]set|set)\s+sizes?\s*(?:--|—|:|of|=)?\s*\{?"
+        rf"(?P<list>{_SIZE_LIST})\}}?(?:\s+{_UNITS})?",
+        re.IGNORECASE,
+    ),
+    # "using 10%, 25% and 50% of the training data"
+    re.compile(
+        rf"(?P<list>{_SIZE_LIST})\s+of\s+(?:the\s+)?(?:(?:full|whole|original)\s+)?(?:training\s+(?:data(?:set)?|set|{_UNITS})|train\s+set)",
+        re.IGNORECASE,
+    ),
+)
+
+
+def training_size_sweeps(text: str) -> list[tuple[str, list[float | int], tuple[int, int]]]:
+    """"Reduce training set to 0.2, 0.4, 0.6 of full 9000 samples": the training-set sizes a data-volume
+    ablation runs, as (``train_size``, values, span) - one run per size, fractions or counts, never both. The
+    size of the full set the fractions are of is a property of the data and is not checked."""
+    out: list[tuple[str, list[float | int], tuple[int, int]]] = []
+    taken: list[tuple[int, int]] = []
+    for regex in _TRAIN_SIZE_SWEEPS:
+        for match in regex.finditer(text):
+            if any(a < match.end() and match.start() < b for a, b in taken):
+                continue
+            items = re.split(r"\s*,?\s+(?:and|or)\s+|\s*,\s+", match.group("list").strip())
+            values = [numbers.parse_value(i.replace(" ", "")) for i in items]
+            if len(values) < 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in values):
+                continue
+            fractions = [v for v, i in zip(values, items) if v < 1 or (v == 1 and ("%" in i or "." in i))]
+            if fractions and len(fractions) != len(values):
+                continue  # "0.5, 2, 10": fractions and counts mixed is not a list of sizes
+            if not fractions and not all(float(v).is_integer() for v in values):
+                continue
+            if len(set(values)) != len(values):
+                continue
+            taken.append((match.start(), match.end()))
+            out.append(("train_size", values, (match.start(), match.end())))
+    return sorted(out, key=lambda x: x[2])
+
+
+# ----- study headings -------------------------------------------------------------------------------------
+_STUDY_LABEL = re.compile(
+    r"^\s*(?P<label>ablations?(?:\s+(?:study|studies|experiment))?|sensitivity(?:\s+(?:analysis|study|test))?|"
+    r"robustness(?:\s+(?:test|study|check|analysis|evaluation))?|(?:hyper)?parameter\s+(?:sensitivity|study|analysis)|"
+    r"stress\s+test|scaling\s+(?:study|analysis))\s*:\s*(?P<title>[^:;]+?)\s*\.?\s*$",
+    re.IGNORECASE,
+)
+_TITLE_VERBS = re.compile(
+    r"\b(?:is|are|was|were|be|been|has|have|had|uses?|used|using|appl(?:y|ies|ied)|train(?:s|ed)|evaluat(?:e|es|ed)|"
+    r"compar(?:e|es|ed)|measur(?:e|es|ed)|reports?|reported|comput(?:e|es|ed)|runs?|add(?:s|ed)?|test(?:s|ed)|"
+    r"show(?:s|n|ed)?|vary|varies|varied|reduc(?:e|es|ed))\b",
+    re.IGNORECASE,
+)
+_TITLE_STOP = frozenset("the a an of and or in on at for to with across over per vs versus between under".split())
+
+
+def _stems(text: str) -> set[str]:
+    words = re.findall(r"[a-z][a-z\-]+", text.lower())
+    return {w[:5] for w in words if w not in _TITLE_STOP and w not in _STUDY_HEADS and len(w) > 2}
+
+
+def study_heading(text: str) -> str | None:
+    """The title of "Ablation: training sample size." / "Robustness test: variance across test samples.": a
+    study label, then a noun phrase with no value, verb or formula. None otherwise."""
+    match = _STUDY_LABEL.match(text.strip())
+    if not match:
+        return None
+    title = match.group("title")
+    if re.search(r"[\d=<>≤≥(){}\[\]]", title) or _TITLE_VERBS.search(title) or not 1 <= len(title.split()) <= 8:
+        return None
+    return title
+
+
+def headed_study(heading: str, following: str) -> bool:
+    """The heading names what the rest of the claim states: most content words of the title (by their first
+    five letters, "training" ~ "trained") recur there. "Ablation: frozen backbone. The backbone is trained
+    ..." does not: "frozen" is said only in the heading, which then stays with the judge."""
+    title = study_heading(heading)
+    stems = _stems(title or "")
+    return bool(stems) and 2 * len(stems & _stems(following)) > len(stems)
+
+
+def credit_study_heading(fragments: list) -> list:
+    """The claim's first fragment, when it is a study heading whose words the rest of the claim states and
+    whose next fragment is typed, becomes context (the title of the study whose facts follow); a heading over
+    a fragment left to the judge stays with it."""
+    if len(fragments) < 2 or fragments[0].outcome != "leftover" or fragments[1].outcome != "typed":
+        return fragments
+    if not headed_study(fragments[0].text, " ".join(f.text for f in fragments[1:])):
+        return fragments
+    heading = dataclasses.replace(fragments[0], outcome="context", reason="heading: the title of the study, whose facts follow")
+    return [heading, *fragments[1:]]
+
+
+def heading_label(text: str) -> str | None:
+    """"Sensitivity analysis: DDIM sampling steps." opening a claim: the whole heading, which says what the
+    claim's values are ("Test steps in {20, 50}" are DDIM's steps); None when the claim opens otherwise."""
+    first = re.split(r"(?<=[.;])\s|\n|\|", text.strip(), maxsplit=1)[0].strip()
+    return first.rstrip(".;").strip() if study_heading(first) else None
+
+
+def checkable_metric(name: str) -> bool:
+    """A listed metric the `metric` rule can look for: not a one-letter symbol ("Metric: J"), which names the
+    paper's own objective and which the rule cannot tell from any variable (it reports such a name as only
+    mentioned, so a faithful repo would fail the check)."""
+    return len(re.sub(r"[^A-Za-z0-9]", "", name)) > 1

@@ -356,9 +356,28 @@ def read_listing(text: str) -> Listing | None:
     for i, st in enumerate(found):
         if i in made:
             listing.covered.append(((st.start, st.end), sorted(set(made[i]))))
+            title = _title_before(text, st) if st.kind == "header" else None
+            if title:
+                listing.covered.append((title, sorted(set(made[i]))))
         elif st.kind in ("comment", "blank") or (_is_data_literal(st.tree) and _strip_comment(st.text) == st.text.rstrip()):
             listing.covered.append(((st.start, st.end), []))
     return listing
+
+
+_TITLE = re.compile(r"[ \t]*(?P<title>[A-Z][\w'-]*(?:[ \t]+[\w'-]+){0,5})[ \t]*\|[ \t]*$")
+
+
+def _title_before(text: str, header: Statement) -> tuple[int, int] | None:
+    """The span of "Identity-Probing Detector" in "Identity-Probing Detector | Algorithm: name(args)": the
+    name of the algorithm whose header and listing follow, a title with no fact of its own."""
+    line_start = text.rfind("\n", 0, header.start) + 1
+    head = re.match(r"(?P<before>[^\n]*?)(?:Algorithm|Procedure|Function)[ \t]*(?:\d+[ \t]*)?:[ \t]*$", text[line_start : header.start], re.IGNORECASE)
+    if head is None:
+        return None
+    title = _TITLE.fullmatch(head.group("before"))
+    if title is None or re.search(r"\d", title.group("title")):
+        return None
+    return line_start + title.start("title"), line_start + title.end("title")
 
 
 def _dependency_chain(produced: list[tuple[int, str, set[str], set[str]]]) -> list[tuple[int, str]]:

@@ -207,12 +207,24 @@ def _scan(text: str, table: Iterable[tuple[str, str, str, bool]]) -> list[ApiHit
                 continue
             found = re.sub(r"[\s_\-]+", " ", match.group(0))
             entry = lookup.get(found if exact else found.lower())
-            if entry is None:
+            if entry is None or _compound_tail(text, match.start()):
                 continue
             taken.append((match.start(), match.end()))
             hits.append(ApiHit(entry[0], text[match.start() : match.end()], entry[1], match.start(), match.end()))
     hits.sort(key=lambda h: h.start)
     return hits
+
+
+def _compound_tail(text: str, start: int) -> bool:
+    """A name that ends a hyphenated compound of a capitalised word ("Clopper-Pearson", "Mini-ImageNet"):
+    part of another name, not the one the table lists."""
+    head = re.search(r"(?<![\w-])(?P<word>[A-Z][A-Za-z]+)-$", text[max(0, start - 30) : start])
+    return bool(head) and head.group("word").lower() not in _MODIFIER_PREFIXES
+
+
+_MODIFIER_PREFIXES = frozenset(
+    "pre post multi semi self cross non sub super hyper inter intra bi un re de co anti over under".split()
+)  # "Post-LayerNorm" is still a LayerNorm
 
 
 def find_apis(text: str) -> list[ApiHit]:
@@ -228,10 +240,14 @@ def _protocol_table() -> tuple[tuple[str, str, str, bool], ...]:
         for canonical, names in (data.get(category) or {}).items():
             for name in [canonical, *(names or [])]:
                 name = str(name)
-                # Acronyms that are also words (MATH, IS, EM) only count when written in capitals.
-                exact = sum(c.isalpha() for c in name) <= 5 and name.upper() == name
-                phrase = re.sub(r"[_\-]+", " ", name.strip()) if exact else _norm_phrase(name)
-                out.append((phrase, category, str(canonical), exact))
+                # Acronyms that are also words (MATH, IS, EM) only count when written in capitals; a prefixed
+                # one (mAP, mIoU, nMSE) as written or in capitals ("map from t=0 to t=3" is not mAP).
+                short = sum(c.isalpha() for c in name) <= 5
+                mixed = short and bool(re.match(r"[a-z][A-Z]", name))
+                exact = short and (name.upper() == name or mixed)
+                for spelling in (name, name.upper()) if mixed else (name,):
+                    phrase = re.sub(r"[_\-]+", " ", spelling.strip()) if exact else _norm_phrase(spelling)
+                    out.append((phrase, category, str(canonical), exact))
     return tuple(sorted(set(out), key=lambda t: (-len(t[0]), t[0])))
 
 
