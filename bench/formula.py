@@ -5,7 +5,9 @@ For every formula SAU of every fixture repo (faithful and drifted variants): is 
 one (equivalent pairs judged equivalent, drifted pairs caught, no wrong verdict), and how long did the check
 take -- "warm" as in a real run (one Context per repo, so the repo is translated once and shared) and
 "cold" (a fresh Context per check, translation included). Then matrix pairs written here (LoRA, attention,
-linear projections; faithful and drifted), counted in the totals and shown on their own too.
+linear projections; faithful and drifted), then integral pairs (the check the compiler writes for
+``J = ∫_Ω |u - u_d|^2 dx + alpha ∫_Ω |f|^2 dx`` against means, Riemann sums and quadratures, faithful and
+drifted); both counted in the totals and shown on their own too.
 """
 
 from __future__ import annotations
@@ -99,10 +101,36 @@ MATRIX_PAIRS = [
 ]
 
 
-def matrix_repo(root: Path, source: str, check: dict) -> Path:
+INTEGRAL = """
+import numpy as np
+import torch
+from scipy.integrate import simpson
+
+
+def tracking_cost(u, u_d, f, alpha, dx, dt):
+    return {cost}
+"""
+INTEGRAL_CHECK = {"expect": "mean(abs(u - u_d)**2) + alpha * mean(abs(f)**2)", "integral": ["dx"]}
+INTEGRAL_PAIRS = [
+    ("mean", "((u - u_d) ** 2).mean() + alpha * (f ** 2).mean()", "pass"),
+    ("sum-dx", "((u - u_d) ** 2).sum() * dx + alpha * (f ** 2).sum() * dx", "pass"),
+    ("sum-dx-dt", "(((u - u_d) ** 2).sum() + alpha * (f ** 2).sum()) * dx * dt", "pass"),
+    ("torch-trapz", "torch.trapz((u - u_d) ** 2, dx=dx) + alpha * torch.trapz(f ** 2, dx=dx)", "pass"),
+    ("numpy-trapezoid", "np.trapezoid((u - u_d) ** 2, dx=dx) + alpha * np.trapezoid(f ** 2, dx=dx)", "pass"),
+    ("scipy-simpson", "simpson((u - u_d) ** 2, dx=dx) + alpha * simpson(f ** 2, dx=dx)", "pass"),
+    ("sum-dx/dropped-term", "((u - u_d) ** 2).sum() * dx", "mismatch"),
+    ("sum-dx/no-square", "(u - u_d).abs().sum() * dx + alpha * (f ** 2).sum() * dx", "mismatch"),
+    ("sum-dx/coefficient", "((u - u_d) ** 2).sum() * dx + 2 * alpha * (f ** 2).sum() * dx", "mismatch"),
+    ("sum-dx/integrand", "((u + u_d) ** 2).sum() * dx + alpha * (f ** 2).sum() * dx", "mismatch"),
+    ("sum-dx/measure-on-one-term", "((u - u_d) ** 2).sum() * dx + alpha * (f ** 2).sum()", "mismatch"),
+    ("trapz/no-coefficient", "torch.trapz((u - u_d) ** 2, dx=dx) + torch.trapz(f ** 2, dx=dx)", "mismatch"),
+]
+
+
+def matrix_repo(root: Path, source: str, check: dict, claim: str = "a matrix formula") -> Path:
     root.mkdir(parents=True)
     (root / "model.py").write_text(dedent(source))
-    sau = {"id": "mx-D2-001", "dimension": "methodological", "claim": "a matrix formula", "check": {"kind": "formula", **check}}
+    sau = {"id": "mx-D2-001", "dimension": "methodological", "claim": claim, "check": {"kind": "formula", **check}}
     (root / "sau.yaml").write_text(yaml.safe_dump({"version": 1, "paper": {"id": "mx"}, "saus": [sau]}, sort_keys=False))
     return root
 
@@ -130,15 +158,19 @@ def main() -> int:
                 want = expected.get(sau.id, {}).get("status")
                 rows.append((fixture, variant or "faithful", sau.id, want, result.status.value,
                              result.details.get("decision", ""), warm, cold))
-        for i, (name, source, check, want) in enumerate(MATRIX_PAIRS):
-            repo = matrix_repo(Path(tmp) / f"matrix-{i}", source, check)
+        cases = [("matrix", name, matrix_repo(Path(tmp) / f"matrix-{i}", source, check), want)
+                 for i, (name, source, check, want) in enumerate(MATRIX_PAIRS)]
+        cases += [("integral", name, matrix_repo(Path(tmp) / f"integral-{i}", INTEGRAL.format(cost=cost), INTEGRAL_CHECK,
+                                                 "a tracking objective"), want)
+                  for i, (name, cost, want) in enumerate(INTEGRAL_PAIRS)]
+        for family, name, repo, want in cases:  # one small repo each, timed cold
             loaded = load_for(repo)
             index = build_index(repo, use_cache=False)
             for sau, check_ in formula_checks(loaded.spec):
                 t0 = time.perf_counter()
                 result = checker(check_, Context(index=index, spec=loaded.spec, options=Options(), sau=sau))
                 cold = time.perf_counter() - t0
-                rows.append(("matrix", name, sau.id, want, result.status.value, result.details.get("decision", ""), cold, cold))
+                rows.append((family, name, sau.id, want, result.status.value, result.details.get("decision", ""), cold, cold))
     width = max(len(f"{r[0]}/{r[1]}") for r in rows)
     print(f"{'case':<{width}}  {'sau':<12} {'expected':<9} {'got':<9} {'decision':<23} {'warm ms':>8} {'cold ms':>8}")
     for fixture, variant, sid, want, got, decision, warm, cold in rows:
@@ -159,6 +191,8 @@ def main() -> int:
     print(f"decided correctly overall:          {sum(1 for r in rows if r[3] == r[4])}/{len(rows)}")
     matrix = [r for r in rows if r[0] == "matrix"]
     print(f"  of which matrix pairs:            {sum(1 for r in matrix if r[3] == r[4])}/{len(matrix)}")
+    integral = [r for r in rows if r[0] == "integral"]
+    print(f"  of which integral pairs:          {sum(1 for r in integral if r[3] == r[4])}/{len(integral)}")
     print(f"time per check, warm: median {statistics.median(warm_times) * 1000:.1f} ms, worst {max(warm_times) * 1000:.1f} ms")
     print(f"time per check, cold: median {statistics.median(cold_times) * 1000:.1f} ms, worst {max(cold_times) * 1000:.1f} ms")
     return 0 if wrong == 0 else 1

@@ -64,3 +64,8 @@ def test_a_faithful_sampler_passes_with_its_call_site(tmp_path, source, line):
 def test_no_draw_at_all_does_not_pass(tmp_path):
     verdict = _verdict(tmp_path, "import torch\n\n\ndef noise_like(x):\n    return torch.zeros_like(x)\n", CLAIM)
     assert verdict.status.value != "pass" and verdict.score < 1.0
+
+
+def test_a_single_letter_matrix_with_its_shape_is_not_a_distribution():
+    assert calls("Factorise W = U (d×k) times V (k×n) from the SVD") == [("svd | svd_lowrank | svds", {})]  # no uniform
+    assert calls("entries drawn from U(0, 1)") == [("uniform | rand | rand_like | random | random_sample", {})]

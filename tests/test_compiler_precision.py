@@ -175,7 +175,8 @@ def test_a_unit_after_a_metric_is_not_a_qualifier():
 
 
 def test_a_setting_in_words_goes_to_the_judge_not_to_context():
-    result = compile_claim(SAU(id="p-D1-002", dimension="D1", claim="lr=1e-3, no data augmentation"))
+    # ("no data augmentation" is typed now: rule `augmentation`, tests/test_protocol_augmentation.py)
+    result = compile_claim(SAU(id="p-D1-002", dimension="D1", claim="lr=1e-3, no weight tying"))
     assert [(f.outcome, f.reason) for f in result.fragments] == [
         ("typed", ""),
         ("leftover", "no value, name, formula or sequence the compiler can type"),

@@ -158,7 +158,7 @@ def test_compiler_emits_matrix_products(text, expect):
     [
         ("W h + b", "one capital symbol"),  # W applied to h, or a scalar W times h: no sign which
         ("γ^T r", "scalar"),
-        ("(BᵀB)⁻¹ G", "matrix inverse"),
+        ("(1 + s)^{-1} G", "power -1 of a scalar"),  # a reciprocal or an inverse function: (BᵀB)⁻¹ is inv
     ],
 )
 def test_compiler_still_refuses_what_has_no_matrix_reading(text, why):

@@ -296,3 +296,18 @@ def test_pattern_relevance_is_the_constants_the_pattern_spells_out(tmp_path):
     assert shape and all(o.touched == [] and o.caught_by == [] for o in shape)  # `...` matches any shape
     kernel = [o for o in report.outcomes if o.mutant.line == 6 and o.mutant.description == "3 -> 4"]
     assert kernel and kernel[0].touched == ["pt-D2-001"] and kernel[0].caught_by == ["pt-D2-001"]
+
+
+def test_augmentation_rule_rests_on_which_transforms_run_not_their_constants(tmp_path):
+    repo = materialize("protocol-augment-cifar-svhn", None, tmp_path / "aug")
+    report = mutate_repo(repo, seed=0, max_mutants=200, operators=["const-plus-one", "stub-body"])
+    # padding=4 -> 5 leaves "crops and flips are applied" true; the claimed padding is the value check's
+    size, padding = sorted((o for o in report.outcomes if o.mutant.file == "data.py" and o.mutant.line == 16
+                            and o.mutant.operator == "const-plus-one"), key=lambda o: o.mutant.description)
+    assert padding.mutant.description == "4 -> 5"
+    assert padding.touched == ["aug-D1-001"] and padding.caught_by == ["aug-D1-001"]
+    # the crop size beside it is neither the padding value check's nor the rule's business
+    assert size.mutant.description == "32 -> 33" and size.touched == [] and size.false_alarms == []
+    # removing the pipeline's body is relevant to the rule, and caught
+    stubbed = [o for o in report.outcomes if o.mutant.operator == "stub-body" and o.mutant.line == 10]
+    assert stubbed and all("aug-D3-001" in o.touched and "aug-D3-001" in o.caught_by for o in stubbed)

@@ -1058,6 +1058,156 @@ def _has_reduction(e: sp.Basic) -> bool:
     return any(isinstance(n, AppliedUndef) and n.func.__name__ in REDUCTIONS for n in sp.preorder_traversal(e))
 
 
+# ============================================================================== integrals
+# A formula whose means came from integrals over the domain (`integral: [dx]`): the code discretises each
+# integral as a sum times the cell size (`.sum() * dx`, `* dx * dt`, `L / N * sum`), a mean, or a quadrature
+# call (`torch.trapz`, `np.trapezoid`, `scipy.integrate.simpson`); all are the same measure of the integrand.
+INTEGRATORS = frozenset({"trapz", "trapezoid", "simpson", "simps"})
+CELL = sp.Function("cell")  # the spacing a quadrature call was given (its `dx`, or its grid `x`)
+_SPACING_NAMES = re.compile(
+    r"^(?:d[xyzst]|d[va]|dvol|h|h[xyzt]|delta_?[xyzt]|cell_(?:size|area|volume)|grid_spacing|spacing|mesh_size)$", re.I
+)
+_DOMAIN_NAMES = re.compile(r"^(?:L|L[xyzt]|T|length|domain_length|domain_size|t_final|t_end|T_final|T_end|horizon)$")
+_COUNT_NAMES = re.compile(r"^(?:n[xyzt]?|num_\w+|n_\w+|\w+_size|resolution|n_?steps|n_?points|n_?grid)$", re.I)
+
+
+def is_spacing_name(name: str) -> bool:
+    """``dx``, ``dt``, ``h``, ``delta_x``, ``cell_area``: a grid's cell size."""
+    return bool(_SPACING_NAMES.match(name.removeprefix("self_")))
+
+
+def _leaf_name(s: sp.Symbol) -> str:
+    return re.split(r"[.]", s.name)[-1].removeprefix("self_")
+
+
+def as_integrals(
+    expr: sp.Expr, single: bool, paper_names: frozenset = frozenset(), spacings: frozenset = frozenset()
+) -> sp.Expr:
+    """The code value with each integral's measure taken off its sum (`dx * rsum(y)` -> `rsum(y)`), so that
+    stripping reductions leaves the integrand as it does for the paper. ``single``: the paper's integrals
+    share one differential, so every summed term must carry the same measure; when they do not (one term
+    has `dx`, another none) the value is returned unchanged and compared as it is. A factor named like a
+    paper symbol is never a measure. ``spacings``: numbers the function's own cell-size variables hold
+    (``dx = 1.0 / 64`` is inlined as 1/64); such a number is a measure when it divides every summed term's
+    coefficient into a plain one (``0.5 * dx`` -> 1/2)."""
+    if not isinstance(expr, sp.Expr) or not _has_reduction_or_integrator(expr):
+        return expr
+    terms_in = _distributed(_quadratures(expr))
+    options = []
+    for order, value in enumerate([None, *_spacing_values(spacings)]):
+        terms, measures, plainness = [], set(), 0
+        for term in terms_in:
+            out, measure = _measured_term(term, paper_names, value)
+            terms.append(out)
+            if measure is not None:
+                measures.add(measure)
+                coefficient = sp.Mul(*[f for f in sp.Mul.make_args(out) if f.is_Number])
+                plainness += abs(coefficient.p) + coefficient.q if coefficient.is_Rational else 10**6
+        if measures and not (single and len(measures) > 1) and (value is None or all(str(value) in m for m in measures)):
+            options.append((plainness, order, terms))
+    if not options:
+        return expr
+    return sp.Add(*min(options, key=lambda o: o[:2])[2])  # the reading whose coefficients are plainest
+
+
+def _spacing_values(spacings: frozenset) -> list[sp.Number]:
+    """The cell sizes one or two spacing variables make (dx, dx * dt, dx ** 2), largest first."""
+    base = sorted({sp.nsimplify(v) for v in spacings if v.is_Number and v.is_positive and v != 1}, key=lambda v: (-v, str(v)))
+    products = {a * b for a, b in itertools.combinations_with_replacement(base, 2)}
+    return base + sorted(products - set(base), key=lambda v: (-v, str(v)))
+
+
+def _plain(c: sp.Expr) -> bool:
+    """A coefficient a formula writes (1/2, 2, 0.1), not a cell size still inside it."""
+    return c.is_Rational and c != 0 and abs(c.q) <= 10 and abs(c.p) <= 100
+
+
+def _has_reduction_or_integrator(e: sp.Basic) -> bool:
+    return any(
+        isinstance(n, AppliedUndef) and (n.func.__name__ in REDUCTIONS or n.func.__name__ in INTEGRATORS)
+        for n in sp.preorder_traversal(e)
+    )
+
+
+def _quadratures(e: sp.Expr) -> sp.Expr:
+    """``trapz(y, dx)`` -> ``cell(dx) * rsum(y)``; an integer argument is the axis (``dim=-1``), not a spacing."""
+
+    def rewrite(node):
+        y, *rest = node.args
+        spacing = [a for a in rest if not a.is_Integer]
+        return sp.Mul(*[CELL(a) for a in spacing], REDUCTIONS["rsum"](_quadratures(y)))
+
+    return e.replace(lambda n: isinstance(n, AppliedUndef) and n.func.__name__ in INTEGRATORS and n.args, rewrite)
+
+
+def _distributed(e: sp.Expr) -> list[sp.Expr]:
+    """The additive terms, with a factor multiplying a bracket of summed terms (``(Σa + αΣb) * dx``) carried
+    into the bracket: the same value, term by term."""
+    out = []
+    for term in sp.Add.make_args(e):
+        factors = sp.Mul.make_args(term)
+        brackets = [f for f in factors if isinstance(f, sp.Add) and _has_reduction(f)]
+        if len(brackets) != 1:
+            out.append(term)
+            continue
+        others = [f for f in factors if f is not brackets[0]]
+        out.extend(sp.Mul(*others, sub) for sub in _distributed(brackets[0]))
+    return out
+
+
+def _measured_term(term: sp.Expr, paper_names: frozenset, value: sp.Number | None = None) -> tuple[sp.Expr, tuple | None]:
+    """A term with one outer sum or mean: (the term without its cell-size factors, the measure they make)."""
+    factors = sp.Mul.make_args(term)
+    reds = [f for f in factors if _is_outer_reduction(f)]
+    if len(reds) != 1:
+        return term, None
+    red = reds[0]
+    inner, inner_measure = _measured_term(red.args[0], paper_names)
+    if inner_measure is None:
+        inner, inner_measure = red.args[0], ()
+        if red.func.__name__ == "rsum":  # (dx * err ** 2).sum(): the cell size inside the sum
+            inside = sp.Mul.make_args(inner)
+            cells = [f for f in inside if _is_spacing(f, paper_names)]
+            if cells and len(cells) < len(inside):
+                inner = sp.Mul(*[f for f in inside if all(f is not c for c in cells)])
+                inner_measure = tuple(str(c) for c in cells)
+    rest = [f for f in factors if f is not red]
+    numeric = sp.Mul(*[f for f in rest if f.is_Number])
+    if value is not None and red.func.__name__ == "rsum" and _plain(sp.nsimplify(numeric) / value):
+        rest = [f for f in rest if not f.is_Number] + [sp.nsimplify(numeric) / value]
+        inner_measure = inner_measure + (str(value),)
+    spacing = [f for f in rest if _is_spacing(f, paper_names)]
+    counts = [f for f in rest if _is_inverse_count(f, paper_names)]
+    domains = [f for f in rest if isinstance(f, sp.Symbol) and f.name not in paper_names and _DOMAIN_NAMES.match(_leaf_name(f))]
+    taken: list[sp.Expr] = list(spacing)
+    if red.func.__name__ == "rsum" and domains and counts:  # L / N * Σ: the cell size of a uniform grid
+        taken += domains[:1] + counts[:1]
+    elif red.func.__name__ == "rmean" and domains and not counts:  # |Ω| * mean
+        taken += domains[:1]
+    elif red.func.__name__ == "rsum" and counts and not spacing:  # 1/N * Σ: a mean
+        rest.remove(counts[0])
+        return sp.Mul(*rest, REDUCTIONS["rmean"](inner)), tuple(sorted(("mean",) + inner_measure))
+    if red.func.__name__ == "rmean" and spacing:
+        return term, None  # a mean times a cell size is no integral
+    kept = [f for f in rest if all(f is not t for t in taken)]
+    measure = tuple(sorted(str(f) for f in taken)) or (("mean",) if red.func.__name__ == "rmean" else ("unit",))
+    return sp.Mul(*kept, red.func(inner)), tuple(sorted(measure + inner_measure))
+
+
+def _is_spacing(f: sp.Expr, paper_names: frozenset) -> bool:
+    if isinstance(f, AppliedUndef) and f.func is CELL:
+        return True
+    base = f.args[0] if isinstance(f, sp.Pow) and f.args[1].is_Integer and f.args[1] > 0 else f
+    return isinstance(base, sp.Symbol) and base.name not in paper_names and bool(_SPACING_NAMES.match(_leaf_name(base)))
+
+
+def _is_inverse_count(f: sp.Expr, paper_names: frozenset) -> bool:
+    return (
+        isinstance(f, sp.Pow) and f.args[1] == -1 and isinstance(f.args[0], sp.Symbol)
+        and f.args[0].name not in paper_names and bool(_COUNT_NAMES.match(_leaf_name(f.args[0])) or _BOUND_NAMES.match(f.args[0].name))
+    )
+
+
 # ============================================================================== symbol names
 _FILLER = {"t", "i", "j", "k", "tm1", "tp1", "n", "the", "of", "self", "data", "batch", "hat", "tilde"}
 

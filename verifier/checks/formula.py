@@ -36,6 +36,8 @@ from verifier.analysis.equivalence import (
     has_matrix_ops,
     match,
     similarity,
+    as_integrals,
+    is_spacing_name,
     strip_reductions,
 )
 from verifier.symbolic.latex import (
@@ -106,18 +108,30 @@ class RepoFormulas:
             self._models[path] = tr.all_functions() if tr is not None else []
         return self._models[path]
 
-    def prepared(self, model: FunctionModel, keep: bool) -> list[tuple[Candidate, sp.Expr, frozenset, set[str]]]:
+    def prepared(self, model: FunctionModel, keep: bool, measure: tuple = ()) -> list[tuple[Candidate, sp.Expr, frozenset, set[str]]]:
         """A function's candidates with their compared form, shape and symbol names (once per run)."""
-        key = (model.file, model.qualname, model.line, keep)
+        key = (model.file, model.qualname, model.line, keep, measure)
         if key not in self._prepared:
             out = []
+            spacings = self.spacings(model) if measure else frozenset()
             for cand in model.candidates:
-                expr = cand.expr if keep else strip_reductions(cand.expr)
+                expr = _compared(cand.expr, keep, measure, spacings)
                 if not isinstance(expr, sp.Expr) or expr.is_Atom or not expr.free_symbols:
                     continue
                 out.append((cand, expr, profile(expr), {s.name for s in expr.free_symbols}))
             self._prepared[key] = out
         return self._prepared[key]
+
+    def spacings(self, model: FunctionModel) -> frozenset:
+        """Numbers the function's cell-size variables hold (``dx = 1.0 / 64``, ``self.dx = 0.01`` in
+        ``__init__``): the translation inlines them, so a sum times ``dx`` arrives as a sum times 1/64."""
+        values = {expr for name, versions in model.named.items() if is_spacing_name(name.rsplit(".", 1)[-1])
+                  for _, _, expr in versions if isinstance(expr, sp.Expr) and expr.is_Number}
+        tr = self.translator(model.file) if "." in model.qualname else None
+        if tr is not None:
+            attrs = tr.init_attrs(model.qualname.rsplit(".", 1)[0])
+            values |= {expr for attr, expr in attrs.items() if is_spacing_name(attr) and isinstance(expr, sp.Expr) and expr.is_Number}
+        return frozenset(values)
 
     def _helper(self, name: str, cls: str | None):
         """A repo function called by name from another file (``from utils import extract``)."""
@@ -174,6 +188,23 @@ def _effective_values(ctx: Context):
 def _repo(ctx: Context, pin: dict[str, Any]) -> RepoFormulas:
     key = "formula.repo:" + repr(sorted((str(k), repr(v)) for k, v in pin.items()))
     return ctx.memo(key, lambda: RepoFormulas(ctx, pin))
+
+
+def _measure(check: FormulaCheck, formula: Formula) -> tuple:
+    """(one differential?, the paper's symbol names) for a formula whose means are integrals; () otherwise."""
+    if not check.integral or check.reduction == "keep":
+        return ()
+    return (len(set(check.integral)) == 1, frozenset(s.name for s in formula.expr.free_symbols))
+
+
+def _compared(expr: sp.Expr, keep: bool, measure: tuple, spacings: frozenset = frozenset()) -> sp.Expr:
+    """The code value as it is compared: outer reductions stripped, an integral's cell size first."""
+    if keep:
+        return expr
+    if measure:
+        expr = as_integrals(expr, *measure, spacings)
+    return strip_reductions(expr)
+
 
 
 # ----------------------------------------------------------------------------------------- shape ranking
@@ -234,6 +265,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     pin = {**ctx.pin, **check.pin}
     repo = _repo(ctx, pin)
     keep = check.reduction == "keep"
+    measure = _measure(check, formula)
     paper = formula.expr if keep else strip_reductions(formula.expr, formula.sum_bounds)
     if not paper.free_symbols:
         return CheckResult.errored(KIND, "the formula has no symbols to match against code")
@@ -255,7 +287,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
             if not _qual_in_scope(model.qualname, check.scope) or model.qualname in stub_defs:
                 continue
             dropped.extend((model.file, line, target, bound, model.qualname) for line, target, bound in model.dropped)
-            for cand, expr, shape, names in repo.prepared(model, keep):
+            for cand, expr, shape, names in repo.prepared(model, keep, measure):
                 score = _shape_similarity(p_profile, shape, p_syms, len(names))
                 score += 0.15 * max(_name_score(cand.target, words), _name_score(model.qualname.rsplit(".", 1)[-1], words))
                 if spec_names:
@@ -378,7 +410,7 @@ def _bounded(dropped: list[tuple[str, int, str, str, str]], ctx: Context) -> Che
 def _passed(check, r: Ranked, res: MatchResult, repo, paper, ctx, formula, timeout, positive) -> CheckResult:
     how = "proven" if res.decision.kind == "proven" else "numerically equivalent"
     if check.paths == "all":
-        failing = _other_paths(r, res, repo, paper, check, timeout, positive, formula.matrices)
+        failing = _other_paths(r, res, repo, paper, check, timeout, positive, formula.matrices, _measure(check, formula))
         opaque = [(o, m, _opaque_calls(o)) for o, m in failing if _opaque_calls(o)]
         failing = [(o, m) for o, m in failing if not _opaque_calls(o)]
         if not failing and opaque:
@@ -422,7 +454,7 @@ def _opaque_calls(r: Ranked) -> list[str]:
     return sorted(calls)
 
 
-def _other_paths(r: Ranked, res: MatchResult, repo, paper, check, timeout, positive, matrices=None):
+def _other_paths(r: Ranked, res: MatchResult, repo, paper, check, timeout, positive, matrices=None, measure=()):
     """With `paths: all`: the same value on every other branch of the function must also be the formula."""
     failing = []
     latest: dict[str, Candidate] = {}
@@ -430,7 +462,7 @@ def _other_paths(r: Ranked, res: MatchResult, repo, paper, check, timeout, posit
         if cand.target == r.cand.target and cand.path != r.cand.path:
             latest[cand.path] = cand
     for path, cand in sorted(latest.items()):
-        expr = cand.expr if check.reduction == "keep" else strip_reductions(cand.expr)
+        expr = _compared(cand.expr, check.reduction == "keep", measure, repo.spacings(r.model) if measure else frozenset())
         other = Ranked(r.score, cand, expr, r.model)
         targets, fixed = _targets_for(other, repo, check, None)
         got = match(paper, expr, targets, fixed, positive=_positive_code(positive, fixed), sign=check.sign,

@@ -65,7 +65,7 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
     details["excluded"] = [link.to_json() for link in sorted(res.excluded + res.stubs, key=_link_key)[:MAX_DETAILS]]
 
     if res.top:
-        graded = [(c, compare(check.expect, c.value, check.tolerance)) for c in res.top]
+        graded = [(c, compare(check.expect, _square_size(names, check.expect, c.value), check.tolerance)) for c in res.top]
         best, (status, score, reason) = max(graded, key=lambda g: g[1][1])
         message = f"{best.binding.name} = {fmt(best.value)} ({_provenance(ctx, best, res.overridden)})"
         others = sorted({fmt(c.value) for c, _ in graded if c is not best and not _same(c.value, best.value)})
@@ -122,6 +122,20 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
         return CheckResult.failed(KIND, Status.missing, message, _sorted(context), **details)
 
     return _no_binding(label, res, details)
+
+
+# Settings whose one number means a square: ``image_size = 256`` is a 256×256 image.
+SQUARE_SIZE_NAMES = frozenset({"image_size", "img_size", "resolution", "crop_size", "input_size"})
+
+
+def _square_size(names: list[str], expect: Any, actual: Any) -> Any:
+    """A scalar size read as the square the claim states ([N, N]) when the setting is a square-size name; any
+    other value, or a non-square claim, is compared as it is (``image_size = 224`` still differs from 256×256)."""
+    square = isinstance(expect, (list, tuple)) and len(expect) == 2 and expect[0] == expect[1]
+    scalar = isinstance(actual, (int, float)) and not isinstance(actual, bool)
+    if square and scalar and names and names[0].lower() in SQUARE_SIZE_NAMES:
+        return [actual, actual]
+    return actual
 
 
 def _unresolved(ctx: Context, label: str, res, context: list, details: dict[str, Any]) -> CheckResult:

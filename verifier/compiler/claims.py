@@ -536,9 +536,29 @@ _ONE_MINUS_KEY = re.compile(r"^(?P<pre>.*?)(?:^|\s)1\s*[-−]\s*(?P<sym>[A-Za-z�
 _CHAIN_VALUE = re.compile(r"^(?P<first>[-+]?\d[\d.eE\-+%]*)\s*=\s*(?P<last>[^=]+?)\s*$")
 
 
+def _video_shape(value: Any, claim: str) -> bool:
+    """T×H×W of a video claim (``16×256×256``): fewer frames than pixels a side, square frames."""
+    return (
+        isinstance(value, list) and len(value) == 3 and value[1] == value[2] and 1 < value[0] < value[1]
+        and bool(re.search(r"\b(?:videos?|frames?|text-to-video|t2v|clips?)\b", claim, re.IGNORECASE))
+    )
+
+
+def _ends_a_number_list(b: _Builder) -> bool:
+    """The fragment is the last item of a bare number list the claim's commas cut ("at 0, 1, 2, 3 levels of
+    super-resolution"): two or more numbers, only commas between them, run up to it."""
+    at = b.claim.find(b.fragment) if b.fragment else -1
+    return at > 0 and bool(re.search(r"(?<![\w.])\d+\s*,\s*\d+\s*,\s*(?:and\s+|or\s+)?$", b.claim[:at]))
+
+
+_DERIVED_KEY = re.compile(r"(?<![\w.])(?=[\w]*\d)\w+\s*[+*/]\s*\w+\s*$")  # "yielding 2S+2=82", "2N+1 = 129"
+
+
 def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool = True) -> tuple[list[int], str]:
     """``lr=1e-4`` / ``S_x=S_y=64`` / ``r ∈ {8, 16}`` / ``alpha in [0.1, 1.0]``: value checks, or why not."""
     match = _ASSIGN_RE.match(body) or _RANGE_KEY_RE.match(body) or _list_key(body)
+    if match and _DERIVED_KEY.search(match.group("keys")):
+        return [], "a derived count (an expression = its value): it follows from the settings, no code sets it"
     if not match:
         whole = numbers.parse_value(_PAREN_TAIL.sub("", body).strip())
         if whole is None and label and own_label:
@@ -814,6 +834,14 @@ def _is_description(key: str) -> bool:
 
 
 _SHAPE_TAIL = re.compile(r"(?:\s*[x×]\s*\d{1,5}(?![\d.]))+")
+
+
+def _square_image_size(value: Any, before: str, claim: str) -> bool:
+    """"generating 80 frames at 256×256": a bare square size after "at" is the size of the images or frames
+    the claim makes, when the claim speaks of images (the image_size context words); a PDE grid "at 160x240"
+    or a non-square shape names no single setting and stays unnamed."""
+    square = isinstance(value, list) and len(value) == 2 and value[0] == value[1] and value[0] >= 16
+    return square and bool(re.search(r"\bat\s*$", before)) and terms.name_in_context("image_size", "", claim) == "image_size"
 _PRODUCT_AFTER = re.compile(r"\s+[A-Za-z][a-z]+\s*[x×]\s*\d")
 _PRODUCT_BEFORE = re.compile(r"\d\s+[A-Za-z][a-z]+\s*[x×]\s*$")
 _NOT_COUNTS = {
@@ -889,6 +917,11 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             made.append(b.add(_value_check("target_update_interval" if target else _INTERVAL_VERBS[verb], q.value)))  # "evaluated every 500 steps"
             last_end = q.end
             continue
+        upto = body[: q.start].rstrip()
+        if upto.endswith("=") and _DERIVED_KEY.search(upto[:-1]):
+            unnamed.append(q.raw)
+            last_end = q.end
+            continue  # "yielding 2K+1=33 terms": a count that follows from the settings, which no code sets
         if re.search(r"\b(?:per|every)\s*$|\$\s*$", before):
             last_end = q.end
             continue  # "per 1M tokens", "every 1,000 steps", "$5.00": a rate, an interval or a price
@@ -937,6 +970,8 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             at_point, last_end = True, q.end
             points.append((q, body[: q.start]))
             continue  # "decayed at 60K and 80K iterations": when, not how long
+        if name is None and shape and _square_image_size(q.value, before, b.claim):
+            name = "image_size"  # "80 frames at 256×256": the frames' (square) size
         if name is None and q.unit in ("khz", "hz") and not q.percent:  # "16 kHz audio": the sampling rate, in Hz
             q = dataclasses.replace(q, value=numbers.to_number(q.value * (1000 if q.unit == "khz" else 1)))
             name = "sample_rate"
@@ -1044,6 +1079,13 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             name = terms.name_in_context(name, f"{b.label} {b.fragment}", b.claim)
             if name is None:
                 continue
+        if name == "image_size" and _video_shape(q.value, b.claim):
+            # "at resolution 16×256×256" of a video: 16 frames of 256×256, which code sets as two settings
+            made.append(b.add(_value_check("num_frames", q.value[0])))
+            q = dataclasses.replace(q, value=q.value[1:])
+        if i == 0 and not body[: q.start].strip() and _ends_a_number_list(b):
+            unnamed.append(q.raw)  # "at 0, 1, 2, 3 levels": the noun counts the list, not its last item
+            continue
         made.append(b.add(_value_check(name, q.value)))
         paired = re.match(r"\s*[A-Za-z][\w\-]*/(?P<other>[A-Za-z][\w\-]*)\b", after)
         other = terms.find_phrase(paired.group("other")) if paired else None
@@ -1278,14 +1320,26 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
     if dimension != Dimension.methodological and not method_claims.describes_variant(b.claim):
         for name in _frozen_targets(lowered):
             out.append(b.add(ProtocolCheck(rule="frozen", name=name)))
+        for expect, dataset in _augmentations(text, b.claim):
+            extra = {"dataset": dataset} if dataset else {}
+            out.append(b.add(ProtocolCheck(rule="augmentation", expect=expect, **extra)))
     known = {h.target.lower() for h in found if h.category == "metric"}
     for name in _labelled_datasets(text):
         if not any(h.category == "dataset" for h in terms.find_protocol_terms(name)):
             out.append(b.add(ProtocolCheck(rule="dataset", expect=name)))  # "Dataset: 1D Navier-Stokes": unlisted
     for base, qualifier in _listed_metrics(text):
+        if not base:
+            b.unchecked.append(qualifier)
+            continue
+        base = protocol_claims.metric_symbol(base, b.claim) or base  # "control objective J": the symbol J
+        if any(h.category == "dataset" and h.start == 0 and h.end == len(base) for h in terms.find_protocol_terms(base)):
+            continue  # "accuracy on GSM8K and MATH": MATH is the qualifier's second dataset, not a metric
+        if qualifier and protocol_claims.skips_initial(qualifier) and protocol_claims.checkable_metric(base):
+            out.append(b.add(ProtocolCheck(rule="metric", expect=base, skip_initial=True)))  # "MSE excluding initial conditions"
+            continue
         if qualifier:
             b.unchecked.append(qualifier)  # "MSE at finest resolution": MSE is computed; where is not checked
-        if base.lower() not in known and base.lower() not in _NOT_METRICS and protocol_claims.checkable_metric(base):
+        if base.lower() not in known and base.lower() not in _NOT_METRICS and (protocol_claims.checkable_metric(base) or protocol_claims.metric_symbol(base, b.claim)):
             out.append(b.add(ProtocolCheck(rule="metric", expect=base)))
     if dimension in (Dimension.protocol, Dimension.ordering):  # "evaluated with and without X (ABBR)"
         for name, spellings in protocol_claims.ablated_components(text):
@@ -1303,6 +1357,47 @@ def _not_a_metric_here(text: str, hit: terms.ApiHit) -> bool:
     return bool(_LOSS_AFTER.match(text, hit.end)) or (
         hit.target.lower() == "set size" and bool(_SPLIT_BEFORE.search(text[: hit.start]))
     )
+
+
+_AUGMENT_COMPARED = re.compile(r"\b(?:vs\.?|versus|compar\w*|ablat\w*|with and without|instead of|rather than)\b", re.I)
+_AUGMENT_NEGATED = re.compile(r"\b(?:no|without|w/o|not|disabled?|nor)\s+(?:\w+\s+)?$", re.I)
+_AUGMENT_OFF = re.compile(r"\s*(?:α|alpha|prob(?:ability)?|p|ratio)?\s*(?:=|:|of)\s*0(?:\.0*)?(?![\d.])", re.I)
+_AUGMENT_VALUE = re.compile(r"\s*(?:α|alpha|β|beta|prob(?:ability)?|p|ratio|rate)?\s*(?:=|:|∈|~|in\s*[\[{(])", re.I)
+
+
+def _augmentations(text: str, claim: str) -> list[tuple[str | list[str], str | None]]:
+    """"no data augmentation" -> ``none``; "horizontal flips and RandAugment" -> [horizontal_flip, randaugment], for
+    the one dataset the fragment (else the claim) names. A comparison of augmentations (an ablation), a negated or
+    zero-probability one ("without Mixup", "CutMix α = 0"), or both kinds at once stay with the judge."""
+    lowered = text.lower()
+    if not any(w in lowered for w in ("augment", "flip", "crop", "mix", "jitter", "erasing")) or _AUGMENT_COMPARED.search(text):
+        return []
+    kinds: list[str] = []
+    rest = text
+    for regex, names in _augmentation_regexes():
+        for m in regex.finditer(rest):
+            if names != ["none"] and (_AUGMENT_NEGATED.search(rest[: m.start()]) or _AUGMENT_OFF.match(rest, m.end())):
+                return []
+            if not _AUGMENT_VALUE.match(rest, m.end()):  # "Mixup α = 0.8" is its parameter's value check
+                kinds += names
+        rest = regex.sub(lambda m: " " * len(m.group(0)), rest)
+    kinds = list(dict.fromkeys(kinds))
+    if not kinds or ("none" in kinds and len(kinds) > 1):
+        return []
+    datasets = {h.target for h in terms.find_protocol_terms(text) if h.category == "dataset"} or \
+        {h.target for h in terms.find_protocol_terms(claim) if h.category == "dataset"}
+    if len(datasets) > 1:
+        return []  # "flips for CIFAR-100 and none for Clevr": which dataset each is for is not read here
+    return [("none" if kinds == ["none"] else kinds, next(iter(datasets), None))]
+
+
+@functools.cache
+def _augmentation_regexes() -> tuple[tuple[re.Pattern, list[str]], ...]:
+    out = []
+    for phrase, names in sorted(terms.protocol_mapping_lists("augmentation").items(), key=lambda kv: (-len(kv[0]), kv[0])):
+        words = [re.escape(w) for w in re.split(r"[\s_\-]+", phrase.strip()) if w]
+        out.append((re.compile(r"(?<![\w\-])" + r"[\s_\-]*".join(words) + r"(?![\w\-])", re.I), names))
+    return tuple(out)
 
 
 def _frozen_targets(lowered: str) -> list[str]:
@@ -1327,7 +1422,9 @@ def _frozen_regexes() -> tuple[tuple[re.Pattern, str], ...]:
 @functools.cache
 def _metric_list_regex() -> re.Pattern | None:
     cues = "|".join(re.escape(c) for c in sorted(terms.protocol_words("metric_cues"), key=len, reverse=True))
-    return re.compile(rf"\b(?:{cues})\b\s*(?:is|are|:)\s*(?P<list>[^.;()]{{3,160}})", re.IGNORECASE) if cues else None
+    return re.compile(
+        rf"\b(?:{cues})\b\s*(?:is|are|:)\s*(?P<list>[^.;()]{{3,160}}|(?-i:[A-Z](?:_\w+)?)(?=\s*(?:[.;(]|$)))", re.IGNORECASE
+    ) if cues else None  # "Metric: J.": a lone symbol, which ``metric_symbol`` keeps only when the claim defines it
 
 
 _METRIC_ITEM = re.compile(r"^[A-Za-z][\w\-@/]*(?:\s[A-Za-z][\w\-@/]*){0,3}$")
@@ -1364,6 +1461,11 @@ def _labelled_datasets(text: str) -> list[str]:
     return names if names and len(names) == len(items) else []
 
 
+_STATED_OF_METRICS = re.compile(
+    r"(?:[a-z]+ed|[a-z]+en|identical|same|different|shared|consistent|available|unchanged|comparable)\b(?![\w-])"
+)
+
+
 def _listed_metrics(text: str) -> list[tuple[str, str]]:
     """(name, qualifier) of each item of "metrics: A, B and C" / "evaluated by A and B" lists."""
     regex = _metric_list_regex()
@@ -1371,6 +1473,12 @@ def _listed_metrics(text: str) -> list[tuple[str, str]]:
         return []
     out: list[tuple[str, str]] = []
     for match in regex.finditer(text):
+        if _STATED_OF_METRICS.match(match.group("list")):
+            # "metrics are computed for the solution path", "metrics are identical": said of them, not names;
+            # where they are taken is still a claim no check covers
+            _, where = _metric_qualifier(match.group("list").strip())
+            out.extend([("", where)] if where else [])
+            continue
         items = [i.strip() for i in re.split(r",|\band\b|\bor\b", match.group("list"))]
         items = [re.sub(r"^(?:the|a|an|four|three|two|both)\s+", "", i, flags=re.IGNORECASE) for i in items if i]
         split = [_metric_qualifier(i) for i in items]
@@ -1392,7 +1500,7 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
         if found.call:  # "ᾱ_k = ∏_{i=1}^{k} α_i": a cumprod, checked as the call
             return [b.add(CallCheck(target=found.call))], ""
         return [], f"formula not translated: {found.reason}"
-    check = FormulaCheck(expect=found.expect, latex=found.latex)
+    check = FormulaCheck(expect=found.expect, latex=found.latex, integral=list(found.integral))
     return [b.add(check)], f"the formula is typed, not its condition '{found.unchecked}'" if found.unchecked else ""
 
 
@@ -1521,6 +1629,9 @@ def _fragment(
         if inner and not bare_range and len(inner.group("label").split()) <= 4 and not re.search(r"\d", inner.group("label")):
             names_text = body  # "MSR-VTT test: 2990 videos": the inner label still names the dataset
             body, label_text = inner.group("body").strip(), inner.group("label")  # "config: AR steps: 6-7"
+    if dimension == Dimension.protocol and re.fullmatch(r"\s*(?:results?|findings)\s*", label_text or "", re.IGNORECASE):
+        # "Results: Table 2 for 7 representative models": where the paper reports its numbers, not a setting
+        return Fragment(text, "context", "reported result: where the paper reports the outcome, not a code fact")
     per_batch = [b.add(_value_check("minibatch_size", int(m.group("n")))) for m in _PER_BATCH.finditer(body)]
     body = _PER_BATCH.sub(lambda m: " " * len(m.group(0)), body) if per_batch else body
     masked = _mask_formula_spans(_mask_model_names(context.mask(body)))
@@ -1550,6 +1661,9 @@ def _fragment(
         # "LoRA r=8 vs LoRA-SB r=16", "drop_path=0 vs. drop_path=0.1": one parameter set two ways side by side;
         # which one the repo must have is not said, and reading the first would check half the claim
         return Fragment(text, "leftover", "one parameter compared at two values (vs): which one the repo must use is not stated")
+    if dimension == Dimension.methodological and (start := method_claims.init_assignment(body, b.claim, b.aliases)):
+        made = [m for m in (b.add(check) for check in start.checks) if m >= 0]  # "R_init = I": an init check
+        return Fragment(text, "typed", start.reason, tuple(made)) if made else Fragment(text, "leftover", start.reason)
     made, reason = _formula_check(body, b)
     if not made and not reason and dimension == Dimension.numerical and re.search(r"=.*: [A-Za-z]\w*\s*=", body):
         # "Parameters of the cost model c = a * N + b: N = total actions": the formula, then a symbol's meaning
@@ -1613,9 +1727,13 @@ def _fragment(
             unqualified, result_allowed=dimension in (Dimension.numerical, Dimension.protocol), measured=dimension == Dimension.protocol
         )
         category = category if category and category.startswith(("hardware", "compute")) else None
+    if category and dimension == Dimension.methodological and (fact := context.method_fact(body, category)):
+        category, reason = None, reason or fact  # "where B and A both trainable": a method fact, not a rationale
     if category and (not reason or not category.startswith("rationale")):
         return Fragment(text, "context", category)
     legacy = _context_reason(masked if dimension == Dimension.numerical else text, dimension, label_text)
+    if legacy and dimension == Dimension.methodological and (fact := context.method_fact(body, legacy)):
+        legacy, reason = None, reason or fact
     if legacy and (not reason or legacy.startswith(("hardware", "dataset statistic"))):
         return Fragment(text, "context", legacy)
     if not reason and dimension == Dimension.numerical and _DEFINITION.match(body):
@@ -1739,6 +1857,7 @@ def _compile_cached(
     _credit_lead(out.fragments, b)
     if sau.dimension == Dimension.protocol:
         out.fragments = protocol_claims.credit_study_heading(out.fragments)
+        b.checks, out.fragments = protocol_claims.merge_varied_values(b.checks, out.fragments, text)
 
     out.checks = [_validated(c) for c in b.checks]
     out.leftover = [

@@ -139,3 +139,65 @@ def _only_measurements(text: str) -> bool:
 def _has_free_number(text: str) -> bool:
     """A number left once every context span is blanked: the fragment states a value besides its context."""
     return bool(re.search(r"(?<![\w.§])\d", mask(text)))
+
+
+# ----- method claims: a "where ..." / "this is ..." / "both ..." clause that states how the method works -------
+# The rationale shapes above are read off a fragment's first word. In a method description the same words
+# also lead facts a repository implements ("where B and A both trainable", "Both losses use the same t",
+# "This is used to compute J on the clean estimate"), so there a lead word alone is not enough: the clause
+# must carry no relation, shape, trainability, sharing or data flow, and a "where" clause must only gloss
+# symbols ("where c_L are coarse coefficients").
+_RELATION = re.compile(r"[=<>≤≥∈]|ℝ|\bin\s+R\^|\(\s*[\w']+\s*[×x*]\s*[\w']+\s*\)")
+_FACT_WORDS = re.compile(
+    r"\b(?:trainable|learnable|learned|frozen|fixed|trained|updated|shared|same|identical|detach\w*|"
+    r"stop[- ]gradients?|no[- ]grad|instead of|rather than|per (?:layer|block|step|token|head))\b",
+    re.IGNORECASE,
+)
+_DATA_FLOW = re.compile(
+    r"\b(?:used|uses|use)\s+(?:\w+\s+){0,3}?(?:to|for)\s+(?:compute|computing|produce|producing|predict|predicting|generate|"
+    r"generating|update|updating|estimate|estimating|evaluate|evaluating|obtain|calculate|feed|condition|conditioning)\b",
+    re.IGNORECASE,
+)
+_PURPOSE_LEAD = re.compile(
+    r"^\s*(?:to|so|thus|hence|therefore|because|since|making|leading|resulting|enabl\w*|allow\w*|ensur\w*|"
+    r"prevent\w*|avoid\w*|balanc\w*|motivat\w*|inspired|intended|designed to|in order to|demonstrat\w*|"
+    r"validat\w*|showing|shows?|isolat\w*|benefit\w*|relat\w*|yield\w*|note|see|source|this|these|that|which|"
+    r"where|whereas|while|i\.e|e\.g|as (?:a|an|the)|used to (?:isolate|ensure|enable|allow|avoid|prevent|"
+    r"demonstrate|show|validate|assess|test|reduce|improve|study|measure|compare))\b",
+    re.IGNORECASE,
+)
+_GLOSS = re.compile(
+    r"^(?:each\s+|the\s+)?[^\s,]{1,25}(?:\s*\([^()]*\))?\s+(?:is|are|denotes?|represents?|stands?\s+for|is\s+defined\s+as)\s+\S",
+    re.IGNORECASE,
+)
+
+
+def method_fact(text: str, category: str) -> str:
+    """Why a fragment of a method claim that ``category`` calls context states something a repository
+    implements ("" when it really is context). Only rationale and heading categories are re-read; hardware,
+    citations and counts keep their reading."""
+    stripped = text.strip().strip("( ").rstrip(".;)")
+    if category.startswith("heading"):
+        value = re.search(r"\(\s*([A-Za-z_]\w*)\s*=\s*\d[\d.eE+-]*\s*\)", stripped)
+        return f"a heading that sets {value.group(1)} = ...: a value no check was compiled for" if value else ""
+    if not category.startswith(("rationale", "explanation")):
+        return ""
+    if re.fullmatch(r"(?:where|which|this|these|that|both)?\s*:?", stripped, re.IGNORECASE):
+        return ""  # "where:": a connective leading the definitions that follow, each its own fragment
+    if not _PURPOSE_LEAD.match(stripped):
+        lead = stripped.split()[0] if stripped.split() else stripped
+        return f"states how the method works ('{lead} ...'), not why: no check kind decides it"
+    if (found := _RELATION.search(stripped)) or (found := _FACT_WORDS.search(stripped)) or (found := _DATA_FLOW.search(stripped)):
+        return f"a clause that states a method fact ('{found.group(0).strip()}'): no check kind decides it"
+    where = re.match(r"where\s+(?P<rest>.+)$", stripped, re.IGNORECASE | re.DOTALL)
+    if where and not _glosses_only(where.group("rest")):
+        return "a 'where' clause that says what a part does, not what a symbol means: no check kind decides it"
+    return ""
+
+
+def _glosses_only(rest: str) -> bool:
+    """``x_i is a vote for one model``, ``c_L are coarse coefficients and d_L are detail coefficients``: each
+    item names a symbol and what it stands for."""
+    protected = re.sub(r"\([^()]*\)", lambda m: m.group(0).replace(",", "\0").replace(" and ", "\1"), rest)
+    items = [i.replace("\0", ",").replace("\1", " and ").strip() for i in re.split(r",\s*(?:and\s+)?|\s+and\s+(?=\S+(?:\s*\([^()]*\))?\s+(?:is|are|denotes?|represents?)\b)", protected)]
+    return all(_GLOSS.match(i) for i in items if i)

@@ -57,8 +57,8 @@ def find(text: str) -> list[Distribution]:
     out = []
     for match in _regex().finditer(text):
         family, entry = lookup[match.group("dist")]
-        if match.group("dist") in ("N", "U", "TN") and not match.group("args").strip():
-            continue
+        if match.group("dist") in ("N", "U", "TN") and ("," not in match.group("args") or re.search(r"[×x]\s*[A-Za-z\d]", match.group("args"))):
+            continue  # "U (d×k)": a matrix named U with its shape, not a uniform distribution
         raw = [a.strip() for a in match.group("args").split(",")] if match.group("args").strip() else []
         values = [_arg(a) for a in raw]
         call_names = list(entry.get("call_args") or [])

@@ -5,10 +5,10 @@ by the formula check's own parser (``verifier.symbolic.latex``): a check is only
 parses and has something to compare. Papers' notation is translated where it has one reading under the
 check's semantics (``E_{x}[...]`` a mean, ``‖x‖²₂`` a squared norm, ``Σ_{i=1}^{n}`` a sum and
 ``(1/n) Σ_{i=1}^{n}`` a mean, ``⊙`` the elementwise product, ``√x``, ``s B A`` the scalar s times the matrix
-product ``matmul(B, A)``, ``Kᵀ`` a transpose, an integral over the domain that is a term of its own a mean of
+product ``matmul(B, A)``, ``Kᵀ`` a transpose, ``(BᵀB)⁻¹`` the matrix inverse ``inv``, an integral over the domain that is a term of its own a mean of
 its integrand, ``β KL(q || p)`` the named quantity ``KL``, ``log p(x)`` the log of ``p(x)``); a running
 product ``ᾱ_k = ∏_{i=1}^{k} α_i`` is the library's ``cumprod`` (a ``call`` check). Notation with no such
-reading (∇, other products, inverses, mode-n products, one capital applied to a vector with no sign it is a
+reading (∇, other products, a scalar's ^-1, mode-n products, one capital applied to a vector with no sign it is a
 matrix, set membership, sampling ``~``) is reported with the reason instead of being guessed.
 """
 
@@ -58,9 +58,11 @@ _KNOWN_FUNCS = {
     "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "gelu", "softmax", "log_softmax", "logsigmoid", "softplus",
     "min", "max", "clip", "clamp", "abs", "sin", "cos", "mean", "sum", "norm", "sign", "ceil", "floor", "erf",
     "e", "var", "sinh", "cosh", "minimum", "maximum", "where", "softmax", "sigma", "phi", "ln", "tr", "diag",
-    "transpose", "matmul",
+    "transpose", "matmul", "inv",
 }  # fmt: skip
 # an opaque function applied to plain arguments ("epsilon_theta(x, empty)"): a known function is not one
+# "logvar", "logits", "logprob": the names code gives a log-quantity, symbols of a formula rather than prose
+_CODE_COMPOUND = re.compile(r"log(?:var|vars|its|prob|probs|std|sigma|det|pi|alpha|scale|density|lik|likelihood|partition)")
 _OPAQUE_CALL = re.compile(r"\b(?!(?:" + "|".join(sorted(_KNOWN_FUNCS)) + r")\()([A-Za-z_]\w*)\([^()]*\)")
 _NEEDS_ARGUMENT = frozenset("log ln exp sqrt sin cos tanh sigmoid softmax norm mean sum max min".split())
 _ALLOWED = (
@@ -78,6 +80,7 @@ class FormulaFind:
     reason: str = ""  # why not translated (expect and latex both None)
     unchecked: str = ""  # a condition stated after the formula ("with a causal mask") that it does not check
     call: str = ""  # the library operation the formula names when it has no elementwise reading ("cumprod")
+    integral: tuple[str, ...] = ()  # the differentials of the integrals translated to means ("dx", "dt dx")
 
 
 _SHORT_SYMBOL = r"[A-Za-zα-ωΑ-Ω](?:_\{[^{}\s]*\}|_[A-Za-z0-9]+|\^\{?[A-Za-z]\}?)*'?(?![\w{])"
@@ -312,7 +315,8 @@ def _sums(expr: str) -> tuple[str, str]:
 _COMBINING = {"\u0303": "_tilde", "\u0302": "_hat", "\u0304": "_bar", "\u0305": "_bar", "\u0307": "_dot"}
 _CAPITAL_FUNCS = {"Softmax": "softmax", "SoftMax": "softmax", "GELU": "gelu", "ReLU": "relu", "RELU": "relu",
                   "Sigmoid": "sigmoid", "Tanh": "tanh", "Softplus": "softplus", "LogSoftmax": "log_softmax"}  # fmt: skip
-_TRANSPOSE = re.compile(r"\s*(?:\^\s*\{?\s*(?:T|⊤|\\top)\s*\}?|ᵀ)(?![A-Za-z0-9_])")
+_TRANSPOSE = re.compile(r"\s*(?:\^\s*\{?\s*(?:T|⊤|\\top)\s*\}?(?![A-Za-z0-9_])|ᵀ(?=[\sA-Z(),+\-−*/)]|$))")
+# the superscript ᵀ is never part of a name, so "BᵀB" is transpose(B) B; "^T" before a letter may be "^Tx"
 _GREEK_HEADS = frozenset(
     "alpha beta gamma delta epsilon eps zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau upsilon phi chi "
     "psi omega ell".split()
@@ -321,6 +325,51 @@ _GREEK_HEADS = frozenset(
 
 # "Σ ×_2 U^T ×_3 V^T", "A x_1 B": a tensor's mode-n product, written between its operands
 _MODE_PRODUCT = re.compile(r"(?<=\S)\s+(?:×|x)_\{?\d+\}?\s+(?=[A-Z(])")
+
+
+_INVERSE = re.compile(r"\s*(?:\^\s*\{\s*[-−]\s*1\s*\}|\^\s*\(\s*[-−]\s*1\s*\)|\^\s*[-−]\s*1(?![\d.])|⁻¹)")
+
+
+def _group_start(head: str) -> int:
+    """Where the bracketed group that ``head`` ends with opens (-1 when unbalanced)."""
+    depth = 0
+    for i in range(len(head) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(head[i], 0)
+        if depth == 0:
+            return i
+    return -1
+
+
+def _inverses(expr: str) -> tuple[str, str]:
+    """``(BᵀB)⁻¹``, ``K^{-1}``, ``(K + λI)^{-1}`` -> ``inv(...)``: the inverse of a matrix (a Latin capital, or a
+    group with a capital or a transpose in it), the opaque function the formula check also reads
+    ``torch.linalg.inv`` / ``torch.inverse`` as (rules/sympy_map.yaml). A scalar's ``^{-1}`` is refused:
+    ``s^{-1}`` could be a reciprocal or a functional inverse."""
+    out = expr
+    for _ in range(8):
+        m = _INVERSE.search(out)
+        if not m:
+            return out, ""
+        head = out[: m.start()]
+        if head.endswith(")"):
+            start = _group_start(head)
+            if start < 0:
+                return out, "uses a matrix inverse of an unbalanced group"
+            call = re.search(r"[A-Za-z_]\w*$", head[:start])
+            if call and call.group(0) != "transpose":
+                return out, "uses the inverse of a function (^-1)"
+            start = call.start() if call else start
+            inner = head[start:]
+            names = [ascii_symbol(n) for n in re.findall(r"[A-Za-zα-ωΑ-Ω][\w'α-ωΑ-Ω]*", inner)]
+            if not any(n in ("transpose", "matmul") or _capital(n) for n in names):
+                return out, "uses an inverse or power -1 of a scalar"
+        else:
+            base = re.search(r"[A-Za-zα-ωΑ-Ω][\w'α-ωΑ-Ω]*(?:_\{[^{}]*\})*$", head)
+            if not base or not _capital(ascii_symbol(base.group(0))):
+                return out, "uses an inverse or power -1 of a scalar"
+            start = base.start()
+        out = head[:start] + "inv(" + head[start:] + ")" + out[m.end() :]
+    return out, "uses too many inverses"
 
 
 def _transposes(expr: str) -> tuple[str, str]:
@@ -332,12 +381,7 @@ def _transposes(expr: str) -> tuple[str, str]:
             return out, ""
         head = out[: m.start()]
         if head.endswith(")"):
-            depth, start = 0, -1
-            for i in range(len(head) - 1, -1, -1):
-                depth += {")": 1, "(": -1}.get(head[i], 0)
-                if depth == 0:
-                    start = i
-                    break
+            start = _group_start(head)
             if start < 0:
                 return out, "uses a matrix transpose of an unbalanced group"
             call = re.search(r"[A-Za-z_]\w*$", head[:start])
@@ -412,6 +456,23 @@ def _integrals(expr: str) -> tuple[str, str]:
     return expr, "uses too many integrals"
 
 
+def integral_differentials(expr: str) -> tuple[str, ...]:
+    """The distinct differentials (``dx``, ``dt dx``) of the integrals ``_integrals`` reads as means: the
+    formula check then takes a sum times the cell size, or a quadrature call, as the same measure."""
+    out = set()
+    for m in _INTEGRAL_HEAD.finditer(expr):
+        end = _subscript_end(expr, m.end())
+        if expr[end : end + 1] == "^":
+            end = _subscript_end(expr, end)
+        level = 0
+        for k in range(end, len(expr)):
+            level += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(expr[k], 0)
+            if level == 0 and (d := _DIFFERENTIALS.match(expr, k)) and d.group(0).strip() and (k == 0 or not expr[k - 1].isalnum()):
+                out.add(" ".join(sorted(ascii_symbol(d.group(0)).split())))
+                break
+    return tuple(sorted(out))
+
+
 _KL_HEAD = re.compile(r"(?<![\w.])(?:D_\{?KL\}?|D_\{?\\mathrm\{KL\}\}?|KL)\s*(?=[(\[])")
 
 
@@ -476,6 +537,9 @@ def _paper_notation(expr: str) -> tuple[str, str]:
     expr = _letter_times(expr)
     expr = re.sub(r"\^\{\((\w+)\)\s*\^\s*\{?\s*(?:T|⊤|\\top)\s*\}?\}", r"^{(\1)}^T", expr)  # K^{(i)^T}: the i-th K, transposed
     expr, reason = _transposes(expr)
+    if reason:
+        return expr, reason
+    expr, reason = _inverses(expr)
     if reason:
         return expr, reason
     if "×" in expr and (re.search(r"\b(?:transpose|matmul)\(", expr) or _CAPITALS_TIMES.search(expr)):
@@ -559,7 +623,7 @@ def to_sympy(text: str, code: bool = False) -> tuple[str | None, str]:
     for _ in range(6):
         outside_args = _OPAQUE_CALL.sub(r"\1", outside_args)
     words = [w for w in re.findall(r"[A-Za-z_]\w*", outside_args) if re.fullmatch(r"[a-z]{5,}", w)]
-    prose = [w for w in words if w not in _KNOWN_FUNCS and w not in GREEK_NAMES]
+    prose = [w for w in words if w not in _KNOWN_FUNCS and w not in GREEK_NAMES and not _CODE_COMPOUND.fullmatch(w)]
     prose += [w for w in re.findall(
         r"\b(?:vs|to|of|in|is|and|or|the|for|at|by|from|with|down|up|over|each|then|else|when|into|only|until|per|via)\b",
         result,
@@ -619,7 +683,7 @@ def _capital(name: str) -> bool:
 
 def _known_matrix(operand: list[str], known: frozenset) -> bool:
     """Transposed or multiplied as a matrix (here or elsewhere in the formula)."""
-    return any(t in ("transpose", "matmul") or t in known for t in operand)
+    return any(t in ("transpose", "matmul", "inv") or t in known for t in operand)
 
 
 def _matrix_like(operand: list[str], known: frozenset) -> bool:
@@ -754,7 +818,9 @@ def find_formula(segment: str) -> FormulaFind | None:
             if problem:
                 reason = problem
                 continue
-            return FormulaFind(lhs, expect, None, _symbol_names(expect), unchecked=_condition_after(side))
+            return FormulaFind(
+                lhs, expect, None, _symbol_names(expect), unchecked=_condition_after(side), integral=integral_differentials(rhs)
+            )
     return FormulaFind(lhs, None, None, (), reason)
 
 

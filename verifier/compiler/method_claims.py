@@ -1,6 +1,6 @@
 """Method statements existing check kinds decide: initialisation, frozen parts, adapter placement.
 
-"R is initialized to zero" is an ``init`` check on R, "B and A remain frozen throughout training" two
+"R is initialized to zero" (or ``R_init = 0``) is an ``init`` check on R, "B and A remain frozen throughout training" two
 ``frozen`` protocol checks, "LoRA applied to q_proj and v_proj" a ``target_modules`` value. A statement is
 typed only when it is the whole fragment (subjects, the predicate, at most a qualifier of when it holds): a
 sentence that says more stays with the judge. Names are the claim's own symbols and code names (``R``,
@@ -203,6 +203,30 @@ def read(text: str, claim: str = "", aliases: dict[str, list[str]] | None = None
     if found and _MODULE_WORDS.search(found.group("where")):
         return _placement(found.group("where"))
     return None
+
+
+# "R_init = I", "B_{init} = 0", "lora_R^{init} = 0": the initial value of a tensor written as an assignment.
+_INIT_VALUES = {"0": "zeros", "𝟎": "zeros", "zeros": "zeros", "I": "identity", "𝐈": "identity", "identity": "identity"}
+_INIT_ASSIGNMENT = re.compile(
+    rf"^(?:(?:where|with|and|set)\s+)?(?P<subject>{_IDENT}|[A-Za-z](?:_[A-Za-z0-9]{{1,4}})?)"
+    r"(?:_\{?init\}?|\^\{?init\}?|_\{?\(init\)\}?|\^\{?\(init\)\}?)\s*(?:=|←|:=)\s*"  # not X_0: a time step's state
+    r"(?P<value>0|𝟎|zeros|I|𝐈|identity)(?:_\{?[A-Za-z0-9]{1,3}\}?)?\s*$"
+)
+
+
+def init_assignment(text: str, claim: str = "", aliases: dict[str, list[str]] | None = None) -> MethodFacts | None:
+    """``R_init = I`` -> an ``init`` check of R with the identity scheme (``0`` -> zeros; ``I_r`` is the r×r
+    identity); None when the fragment is not such an assignment. A value check on a key ``r_init`` would look
+    for a setting no repository has: the assignment states how a tensor starts, which the init check reads."""
+    match = _INIT_ASSIGNMENT.match(text.strip().rstrip(".;").strip())
+    if match is None:
+        return None
+    if describes_variant(claim):
+        return MethodFacts([], "describes a baseline or an ablation: its parts are not the main method's code")
+    name, why = _code_name(match.group("subject"), aliases or {})
+    if name is None:
+        return MethodFacts([], why)
+    return MethodFacts([InitCheck(name=name, expect=_INIT_VALUES[match.group("value")])])  # type: ignore[arg-type]
 
 
 _ITEM = r"`?[a-z][a-z0-9]*(?:_[a-z0-9]+)+`?|`?(?:c_attn|c_proj|qkv|fc1|fc2)`?"

@@ -556,7 +556,84 @@ def heading_label(text: str) -> str | None:
 
 
 def checkable_metric(name: str) -> bool:
-    """A listed metric the `metric` rule can look for: not a one-letter symbol ("Metric: J"), which names the
-    paper's own objective and which the rule cannot tell from any variable (it reports such a name as only
-    mentioned, so a faithful repo would fail the check)."""
+    """A listed metric the `metric` rule can look for by name: not a one-letter symbol ("Metric: J"), which
+    names the paper's own quantity (see ``metric_symbol``)."""
     return len(re.sub(r"[^A-Za-z0-9]", "", name)) > 1
+
+
+_SYMBOL = r"[A-Z](?:_[A-Za-z0-9]+)?"  # J, J_T: the metric rule's symbol form
+_DEFINING_NOUNS = r"(?:objective|cost|criterion|functional|score)"
+_NAMED_SYMBOL = re.compile(rf"^(?:[a-z][a-z\-]*\s+){{0,3}}{_DEFINING_NOUNS}\s+(?:function\s+)?(?P<sym>{_SYMBOL})$")
+
+
+def metric_symbol(item: str, claim: str) -> str | None:
+    """The paper's symbol a listed metric is, when the claim says what the symbol is: "Metrics: control
+    objective J" (the item names it), or "Metric: J" in a claim that defines J ("objective J = ...", "the
+    control objective J", "J = percentage of ..."). The `metric` rule then looks for that symbol computed and
+    reported (``total_J = mse + w * energy; return total_J``). A bare "J" the claim never defines is left to
+    the judge: it could be any quantity."""
+    item = item.strip()
+    named = _NAMED_SYMBOL.match(item)
+    if named:
+        return named.group("sym")
+    if not re.fullmatch(_SYMBOL, item):
+        return None
+    sym = re.escape(item)
+    defined = re.search(
+        rf"\b{_DEFINING_NOUNS}\s+(?:function\s+)?{sym}(?![\w'])|(?<![\w'])(?<!\{{){sym}\s*(?::=|=|≡)(?!\s*[-+]?[\d.]+\s*(?:$|[,;)]))"
+        rf"|(?<![\w']){sym}\s+(?:denotes|is defined as|measures)\b",
+        claim,
+    )
+    return item if defined else None
+
+
+_SKIPS_INITIAL = re.compile(
+    r"^(?:excluding|except(?:\s+for)?|without)\s+(?:the\s+)?(?:given\s+)?(?:initial|first)\s+"
+    r"(?:conditions?|states?|time\s*steps?|steps?|frames?|snapshots?)$",
+    re.IGNORECASE,
+)
+
+
+def skips_initial(qualifier: str) -> bool:
+    """"MSE excluding initial conditions" / "except the first frame": the metric is taken on the steps after
+    the given initial state, which the `metric` rule checks (``skip_initial``) by the slices its operands take
+    (``u[:, 1:]``). A longer qualifier ("on state sequences excluding ...") says more and stays unchecked."""
+    return bool(_SKIPS_INITIAL.match(qualifier.strip().rstrip(".")))
+
+
+# ----- one setting varied across runs ---------------------------------------------------------------------
+_VARIED = re.compile(r"\b(?:vary|varies|varied|varying|sweep(?:s|ing)?|swept)\b", re.IGNORECASE)
+
+
+def merge_varied_values(checks: list, fragments: list, claim: str) -> tuple[list, list]:
+    """"vary the assumed detection accuracy (1.0, 0.95, 0.9) ... detector_acc = 1.0 (perfect), detector_acc =
+    0.95 (main), detector_acc = 0.9 (degraded)": the claim runs the setting at each value, so one ``sweep``
+    check (each value among the runs') replaces the value checks that would each demand a different single
+    value - of which a faithful repo can meet only one. Only in a claim that says it varies a setting."""
+    from verifier.spec.model import ValueCheck  # the spec model imports nothing of the compiler
+
+    if not _VARIED.search(claim):
+        return checks, fragments
+    groups: dict[str, list[int]] = {}
+    for i, check in enumerate(checks):
+        if isinstance(check, ValueCheck) and check.sweep is None and isinstance(check.expect, (int, float)) and not isinstance(check.expect, bool):
+            groups.setdefault(check.name, []).append(i)
+    merged = {name: ix for name, ix in groups.items() if len({checks[i].expect for i in ix}) >= 2}
+    if not merged:
+        return checks, fragments
+    new_checks, where = [], {}
+    for i, check in enumerate(checks):
+        name = getattr(check, "name", None)
+        if name in merged and i in merged[name]:
+            first = merged[name][0]
+            if i == first:
+                values = list(dict.fromkeys(checks[j].expect for j in merged[name]))
+                where[i] = len(new_checks)
+                new_checks.append(ValueCheck(name=name, names=check.names, sweep=values))
+            else:
+                where[i] = where[first]
+            continue
+        where[i] = len(new_checks)
+        new_checks.append(check)
+    new_fragments = [dataclasses.replace(f, checks=tuple(sorted({where[c] for c in f.checks if c in where}))) for f in fragments]
+    return new_checks, new_fragments

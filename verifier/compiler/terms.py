@@ -207,12 +207,17 @@ def _scan(text: str, table: Iterable[tuple[str, str, str, bool]]) -> list[ApiHit
                 continue
             found = re.sub(r"[\s_\-]+", " ", match.group(0))
             entry = lookup.get(found if exact else found.lower())
-            if entry is None or _compound_tail(text, match.start()):
+            if entry is None or _compound_tail(text, match.start()) or (entry[0] == "dataset" and _model_version(text, match.end())):
                 continue
             taken.append((match.start(), match.end()))
             hits.append(ApiHit(entry[0], text[match.start() : match.end()], entry[1], match.start(), match.end()))
     hits.sort(key=lambda h: h.start)
     return hits
+
+
+def _model_version(text: str, end: int) -> bool:
+    """A name that starts a model identifier ("dolly-v2-12b", "alpaca-7b"): the model, not the dataset."""
+    return bool(re.match(r"-(?:v\d|\d+(?:\.\d+)?[bBmM]\b)", text[end : end + 12]))
 
 
 def _compound_tail(text: str, start: int) -> bool:
@@ -244,8 +249,11 @@ def _protocol_table() -> tuple[tuple[str, str, str, bool], ...]:
                 # one (mAP, mIoU, nMSE) as written or in capitals ("map from t=0 to t=3" is not mAP).
                 short = sum(c.isalpha() for c in name) <= 5
                 mixed = short and bool(re.match(r"[a-z][A-Z]", name))
-                exact = short and (name.upper() == name or mixed)
-                for spelling in (name, name.upper()) if mixed else (name,):
+                # A dataset named by an English word (Weather, Traffic, Dolly) only as a name is written: "ERA5
+                # weather simulation" names ERA5 alone.
+                word = category == "dataset" and bool(re.fullmatch(r"[A-Z][a-z]{2,}", name))
+                exact = (short and (name.upper() == name or mixed)) or word
+                for spelling in (name, name.upper()) if mixed or word else (name,):
                     phrase = re.sub(r"[_\-]+", " ", spelling.strip()) if exact else _norm_phrase(spelling)
                     out.append((phrase, category, str(canonical), exact))
     return tuple(sorted(set(out), key=lambda t: (-len(t[0]), t[0])))

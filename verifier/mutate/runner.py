@@ -114,7 +114,12 @@ _REMOVALS = {"stub-body", "remove-eval-mode", "remove-no-grad", "remove-seeding"
 
 
 # What each drift changes, in the terms a protocol rule uses to say what its verdict never depends on.
-_ASPECTS = {"swap-split": "split-names"}
+_ASPECTS = {
+    "swap-split": "split-names",
+    "const-neighbour": "constant-arguments",
+    "const-plus-one": "constant-arguments",
+    "const-scale": "constant-arguments",
+}
 
 
 def _rule_of(check) -> dict:
@@ -189,9 +194,13 @@ def _chain_values(results: list) -> list[float]:
                 add(item)
 
     for result in results:
-        for link in result.details.get("chain", []) if isinstance(result.details, dict) else []:
+        details = result.details if isinstance(result.details, dict) else {}
+        for link in details.get("chain", []):
             if isinstance(link, dict):
                 add(link.get("value"))
+        for site in details.get("sites", []):  # `call` + `arg`: the argument's value at each call site
+            if isinstance(site, dict):
+                add(site.get("value"))
     return out
 
 

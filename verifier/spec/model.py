@@ -161,6 +161,12 @@ class FormulaCheck(_CheckBase):
     pin: dict[str, Any] = Field(default_factory=dict)
     sign: Literal["exact", "either"] = "exact"
     reduction: Literal["strip", "keep"] = "strip"
+    integral: list[str] = Field(
+        default_factory=list,
+        description="The differentials of the integrals the formula's means stand for, e.g. [dx] or [dt dx, dx]: "
+        "a sum times the cell size (dx, dt, h, L/N) or a trapz/simpson call is then the same measure, one measure "
+        "per differential.",
+    )
     paths: Literal["any", "all"] = "any"
 
     @model_validator(mode="after")

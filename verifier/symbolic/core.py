@@ -27,15 +27,18 @@ REDUCTIONS = {"rmean": RMEAN, "rsum": RSUM, "rmax": RMAX, "rmin": RMIN, "rvar1":
 # random matrices and normalises them (transposes pushed to the leaves, products distributed) for proofs.
 MATMUL = sp.Function("matmul")
 TRANSPOSE = sp.Function("transpose")
-MATRIX_OPS = {"matmul": MATMUL, "transpose": TRANSPOSE}
+# The matrix inverse is evaluated like an opaque function (elementwise on the random matrices): it tells
+# inv(A Aᵀ) from inv(Aᵀ A) but proves no identity such as inv(A B) = inv(B) inv(A).
+INV = sp.Function("inv")
+MATRIX_OPS = {"matmul": MATMUL, "transpose": TRANSPOSE, "inv": INV}
 
 
 def is_matrix_op(expr: Any) -> bool:
-    return isinstance(expr, sp.Basic) and getattr(expr, "func", None) in (MATMUL, TRANSPOSE)
+    return isinstance(expr, sp.Basic) and getattr(expr, "func", None) in (MATMUL, TRANSPOSE, INV)
 
 
 def has_matrix_ops(expr: sp.Basic) -> bool:
-    """A matrix product or transpose anywhere in ``expr``."""
+    """A matrix product, transpose or inverse anywhere in ``expr``."""
     return any(is_matrix_op(n) for n in sp.preorder_traversal(expr))
 
 

@@ -22,6 +22,7 @@ import sympy as sp
 from sympy.parsing.sympy_parser import auto_number, convert_xor, stringify_expr
 
 from verifier.symbolic.core import (
+    INV,
     MAX_EXPONENT,
     MAX_POWER_BITS,
     PICK,
@@ -127,6 +128,7 @@ FUNCTIONS = {
     "ceil": sp.ceiling,
     "matmul": matmul,
     "transpose": transpose,
+    "inv": INV,  # the matrix inverse, as compiled from (BᵀB)⁻¹ and read from torch.linalg.inv / torch.inverse
 }
 
 _UNICODE = {

@@ -26,6 +26,7 @@ IMPLEMENTATIONS = {
     "baseline": "baseline",
     "select-on-validation": "selection",
     "frozen": "frozen",
+    "augmentation": "augmentation",
 }
 
 _TYPES: dict[str, Callable[[Any], bool]] = {

@@ -10,6 +10,7 @@ identifier pieces (``is``, ``map``) identify a metric only through its APIs and 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from verifier.analysis.protocol.common import (
@@ -26,6 +27,7 @@ from verifier.analysis.protocol.common import (
     sorted_evidence,
     spelling_pattern,
     target_names,
+    text_of,
     tokens,
 )
 from verifier.analysis.taxonomy import classify_node
@@ -107,7 +109,82 @@ def _api_matches(call, api: str) -> bool:
     return call.qual == api or call.qual.endswith("." + api) or call.name.endswith(api)
 
 
+# ----- a paper's own symbol ("Metric: J", the control objective J) ------------------------------------------
+_SYMBOL = re.compile(r"[A-Z](?:_[A-Za-z0-9]+)?")  # J, L, J_T: one capital letter, optionally subscripted
+_REPORT_CALLS = frozenset("print append extend write writelines save savez savetxt dump dumps add_scalar log info".split())
+
+
+def is_symbol(expect: str, rule: dict | None = None) -> bool:
+    """A metric named by a capital letter (``J``) the lexicon does not know: matched case-sensitively as a whole
+    ``_``-separated piece of an identifier (``J``, ``total_J``, ``J_actual``), never inside a word
+    (``Jacobian``, ``nablaJ``) or as a lower-case loop index (``j``)."""
+    if not _SYMBOL.fullmatch(expect.strip()):
+        return False
+    key = norm(expect)
+    entries = (rule or {}).get("lexicon", {}).get("metrics", [])
+    return not any(key in {norm(a) for a in [e["name"]] + list(e.get("aliases", []))} for e in entries)
+
+
+def _symbol_piece(name: str, symbol: str) -> bool:
+    return symbol in name.rsplit(".", 1)[-1].split("_")
+
+
+def _symbol_found(view, symbol: str, scope) -> list[Found]:
+    """``total_J = mse + wf * energy`` that is then returned, printed, logged, saved or collected: the paper's
+    symbol computed and reported. Computed but never reported, or only set to a literal, is not the metric."""
+    computed: list[tuple[str, ast.AST]] = []
+    literal: list[tuple[str, ast.AST]] = []
+    for node in ast.walk(view.tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for name in (n for t in targets if not isinstance(t, ast.Subscript) for n in target_names(t)):
+                if _symbol_piece(name, symbol):
+                    if isinstance(node, ast.AugAssign) or _computes(node.value, set(), view.imports):
+                        computed.append((name, node))
+                    elif _number_literal(node.value):
+                        literal.append((name, node))
+    reported: dict[str, str] = {}
+    for node in ast.walk(view.tree):
+        if isinstance(node, ast.Return) and node.value is not None:
+            for n in ast.walk(node.value):
+                if isinstance(n, (ast.Name, ast.Attribute)) and _symbol_piece(dotted(n) or "", symbol):
+                    reported.setdefault(dotted(n), "returned")
+        elif isinstance(node, ast.Call):
+            leaf = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if leaf in _REPORT_CALLS:
+                for arg in list(node.args) + [kw.value for kw in node.keywords]:
+                    for n in ast.walk(arg):
+                        if isinstance(n, (ast.Name, ast.Attribute)) and _symbol_piece(dotted(n) or "", symbol):
+                            reported.setdefault(dotted(n), f"passed to `{leaf}`")
+    out = []
+    for name, node in computed:
+        how = reported.get(name)
+        if how is None:
+            continue
+        owners = [q for q, fn in view.functions.items() if fn.node.lineno <= node.lineno <= (fn.node.end_lineno or 0)]
+        if not scope_admits(scope, max(owners, key=len) if owners else "<module>"):
+            continue
+        out.append(Found(2, "pass", 1.0, f"{symbol} computed as `{name}` and {how}", view.path, node.lineno,
+                         node.end_lineno or node.lineno))
+    if not out and literal and not computed:
+        name, node = literal[0]
+        out.append(Found(5, "stub", 0.0, f"`{name}` is set to a literal and never computed", view.path, node.lineno,
+                         node.lineno, "stub"))
+    return out
+
+
+def _find_symbol(ctx, scope: str | None, symbol: str) -> list[Found]:
+    piece = re.compile(rf"(?<![A-Za-z0-9]){re.escape(symbol)}(?![a-z0-9])")
+    out: list[Found] = []
+    for path in python_paths(ctx, scope):
+        if piece.search(text_of(ctx, path)) and (view := file_view(ctx, path)):
+            out.extend(_symbol_found(view, symbol, scope))
+    return sorted(set(out), key=lambda f: (f.rank, f.file, f.line, f.message))
+
+
 def find(ctx, scope: str | None, rule: dict, expect: str) -> list[Found]:
+    if is_symbol(expect, rule):
+        return _find_symbol(ctx, scope, expect.strip())
     lex = rule.get("lexicon", {})
     entry = metric_entry(rule, expect)
     aliases = identifier_aliases(entry, rule)
@@ -307,10 +384,64 @@ def _timer_differences(view, entry: dict, scope) -> list[Found]:
     return sorted(out, key=lambda f: f.line)
 
 
+# ----- "MSE excluding initial conditions": the metric taken on the steps after the given initial state -------
+def _drops_leading(node: ast.AST) -> bool:
+    """``u[:, 1:]`` / ``pred[1:]`` / ``x[..., t0:, :]``: a slice that starts past the first index, open-ended."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Subscript):
+            parts = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+            for part in parts:
+                if isinstance(part, ast.Slice) and part.upper is None and part.step is None and part.lower is not None and not (
+                    isinstance(part.lower, ast.Constant) and part.lower.value in (0, None)
+                ) and not (isinstance(part.lower, ast.UnaryOp) and isinstance(part.lower.op, ast.USub)):
+                    return True
+    return False
+
+
+def _skipping_initial(ctx, scope, rule: dict, expect: str) -> list[Found]:
+    """The metric computed on a prediction and a target that both drop their leading step: a call named after
+    it (``mse_deviation(u[:, 1:], gt[:, 1:])``, ``F.mse_loss(pred[:, 1:], y[:, 1:])``) or an inline value
+    (``mse = ((pred[:, 1:] - y[:, 1:]) ** 2).mean()``)."""
+    entry = metric_entry(rule, expect)
+    aliases = identifier_aliases(entry, rule)
+    apis = list(entry.get("apis", []))
+    out: list[Found] = []
+    for view in _views(ctx, scope, entry, aliases):
+        for node in ast.walk(view.tree):
+            if isinstance(node, ast.Call):
+                leaf = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                qual = qualify(dotted(node.func) or "", view.imports)
+                named = value_name(leaf, aliases) or any(qual == a or qual.endswith("." + a) for a in apis)
+                operands = list(node.args[:2])
+                if named and len(operands) == 2 and all(_drops_leading(a) for a in operands):
+                    out.append(Found(0, "pass", 1.0, f"{entry['name']} taken after the initial step (`{ast.unparse(node)[:80]}`)",
+                                     view.path, node.lineno, node.end_lineno or node.lineno))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [n for t in targets for n in target_names(t)]
+                operands = [n for n in ast.walk(node.value) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub)]
+                if any(value_name(n.rsplit(".", 1)[-1], aliases) for n in names) and any(
+                    _drops_leading(o.left) and _drops_leading(o.right) for o in operands
+                ):
+                    out.append(Found(0, "pass", 1.0, f"{entry['name']} taken after the initial step (`{ast.unparse(node)[:80]}`)",
+                                     view.path, node.lineno, node.end_lineno or node.lineno))
+    return sorted(set(out), key=lambda f: (f.file, f.line))
+
+
 def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
     expect = str(params["expect"])
     entry = metric_entry(rule, expect)
     found = find(ctx, scope, rule, expect)
+    if found and params.get("skip_initial") and found[0].status == "pass":
+        skipping = _skipping_initial(ctx, scope, rule, expect)
+        if skipping:
+            ev = [evidence(ctx, f.file, f.line, "rule", end=f.end_line) for f in skipping[:3]]
+            return CheckResult.passed(KIND, skipping[0].message, sorted_evidence(ev))
+        best = found[0]
+        return CheckResult.partial(
+            KIND, 0.5, f"{best.message}, but nowhere on predictions and targets that drop the initial step "
+            "(the claim excludes the initial conditions)", sorted_evidence([evidence(ctx, best.file, best.line, best.role, end=best.end_line)]),
+        )
     if found:
         best = found[0]
         ev = [evidence(ctx, best.file, best.line, best.role, end=best.end_line)] + list(best.extra)
@@ -320,6 +451,8 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
         if best.status == "partial":
             return CheckResult.partial(KIND, best.score, best.message, sorted_evidence(ev), taxonomy="unwired-or-unrunnable")
         return CheckResult.failed(KIND, Status.stub, best.message, sorted_evidence(ev))
+    if is_symbol(expect, rule):  # a one-letter mention is everywhere: only a computed, reported value counts
+        return CheckResult.failed(KIND, Status.missing, f"nothing computes and reports {expect.strip()}", [])
     ambiguous = _ambiguous(rule)
     names = [entry["name"]] + [a for a in entry.get("aliases", []) if norm(a) not in ambiguous and len(norm(a)) > 3]
     seen = name_mentions(ctx, names)
