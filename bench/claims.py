@@ -192,7 +192,9 @@ def _protocol_canonical(rule: str, value: Any) -> Any:
 def _same_protocol(expected: tuple[str, Any], got: tuple[str, Any]) -> bool:
     if expected[0] != got[0]:
         return False
-    a, b = _protocol_canonical(*expected), got[1]
+    a, b = _protocol_canonical(*expected), _protocol_canonical(got[0], got[1])
+    if isinstance(a, list) and isinstance(b, list) and all(isinstance(x, str) for x in a + b):
+        return sorted(x.lower() for x in a) == sorted(x.lower() for x in b)  # augmentations: a set
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     if a is None or b is None:

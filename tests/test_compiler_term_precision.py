@@ -35,3 +35,15 @@ def test_a_leaderboard_rank_is_not_lora_rank_but_a_lora_claims_rank_is():
     assert [c.name for c in ranked.checks if c.kind == "value"] == []
     lora = compile_claim(SAU(id="t-D1-001", dimension="D1", claim="LoRA adapters with rank 16 on all attention layers"))
     assert [(c.name, c.expect) for c in lora.checks if c.kind == "value"] == [("lora_rank", 16)]
+
+
+def test_a_metric_named_by_an_alias_is_one_check():
+    result = compile_claim(SAU(id="t-D3-001", dimension="D3", claim="Baselines: SAC, TD3. Metric: average return."))
+    assert [(c.rule, c.expect) for c in result.checks if c.rule == "metric"] == [("metric", "episode return")]
+
+
+def test_a_bare_std_after_a_preposition_names_nothing():
+    result = compile_claim(SAU(id="t-D3-001", dimension="D3", claim="Gaussian noise with std in {0.01, 0.05} is added to observations"))
+    assert [c for c in result.checks if c.kind == "value"] == []
+    named = compile_claim(SAU(id="t-D1-001", dimension="D1", claim="Observation noise std=0.1 during evaluation"))
+    assert [(c.name, c.expect) for c in named.checks if c.kind == "value"] == [("noise_std", 0.1)]

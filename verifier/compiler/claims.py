@@ -626,6 +626,8 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         if name:
             made.append(b.add(_value_check(name, key_expect)))
             continue
+        if generic and (len(words) < 2 or words[-2].lower() in _PREPOSITIONS) and not isinstance(key_expect, str):
+            continue  # "noise with std in {...}": a bare std/dim/size names nothing
         if len(words) >= 2 and words[-1].lower() in terms.generic_keys() and _is_symbol(words[-1]) and not isinstance(key_expect, str):
             compound = " ".join(words[-2:])  # "initial dim" -> initial_dim, not a symbol "dim"
             made.append(b.add(_value_check(terms.canonical_name(compound, b.aliases) or terms.identifier(compound).lower(), key_expect)))
@@ -1275,6 +1277,7 @@ def _distribution_checks(text: str, b: _Builder) -> tuple[list[int], str]:
     return made, rest
 
 
+_PREPOSITIONS = frozenset("a an the and or of to in on at by for with from as per its their each all".split())
 _MAX_UNEXPLAINED_WORDS = 5
 _FUNCTION_WORDS = frozenset(
     "a an the and or of to in on at by for with from as is are was were be been uses use used using applies apply "
@@ -1323,7 +1326,7 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
         for expect, dataset in _augmentations(text, b.claim):
             extra = {"dataset": dataset} if dataset else {}
             out.append(b.add(ProtocolCheck(rule="augmentation", expect=expect, **extra)))
-    known = {h.target.lower() for h in found if h.category == "metric"}
+    known = {n.lower() for h in found if h.category == "metric" for n in (h.target, h.name)}  # "average return" = episode return
     for name in _labelled_datasets(text):
         if not any(h.category == "dataset" for h in terms.find_protocol_terms(name)):
             out.append(b.add(ProtocolCheck(rule="dataset", expect=name)))  # "Dataset: 1D Navier-Stokes": unlisted
