@@ -51,7 +51,9 @@ PASS_PARAMS = {
     "baseline": {"name": "LoRA"},
     "select-on-validation": {},
     "frozen": {"name": "ref_model"},
+    "trainable": {"name": "lora_R", "only": True},
     "augmentation": {"expect": ["horizontal_flip", "random_crop"]},
+    "model": {"expect": "Llama-3.2 3B"},
 }
 # Names outside the rules' lexicons take the word-piece path (timed apart, not part of the ratio).
 UNLISTED_PARAMS = {

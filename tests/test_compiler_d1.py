@@ -249,10 +249,10 @@ def test_a_value_the_method_achieves_is_a_reported_result():
 def test_the_reason_left_for_the_judge_names_what_no_check_kind_covers():
     result = compiled("Rollout config: horizon=16, evaluation config: AR steps: 3-4, models: gpt-4o-mini-2024-07-18 (OpenAI)")
     reasons = [f.reason for f in result.fragments if f.outcome == "leftover"]
-    assert reasons == [
-        "a range (3-4) for one setting: a value check compares one value",
-        "a model identifier: no check kind looks for the model names a repo queries or loads",
-    ]
+    assert reasons == ["a range (3-4) for one setting: a value check compares one value"]
+    # an API id with its provider is a model the run queries: the `model` rule checks it
+    assert [c.expect for c in result.checks if c.kind == "protocol" and c.rule == "model"] == ["gpt-4o-mini-2024-07-18"]
+    assert [f.outcome for f in result.fragments if "gpt-4o" in f.text] == ["typed"]
 
 
 def test_title_case_words_after_a_scope_are_not_its_names_unless_the_list_ends_with_and():

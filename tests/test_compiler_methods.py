@@ -46,6 +46,18 @@ def dumps(result) -> list[dict]:
             [{"kind": "protocol", "rule": "frozen", "name": "B"}, {"kind": "protocol", "rule": "frozen", "name": "A"}],
         ),
         ("freeze the backbone", [{"kind": "protocol", "rule": "frozen", "name": "backbone"}]),
+        ("Only R is trained", [{"kind": "protocol", "rule": "trainable", "name": "R", "only": True}]),
+        ("Only R updated during training", [{"kind": "protocol", "rule": "trainable", "name": "R", "only": True}]),
+        ("R is the sole trainable parameter", [{"kind": "protocol", "rule": "trainable", "name": "R", "only": True}]),
+        ("R (r×r) sole trainable", [{"kind": "protocol", "rule": "trainable", "name": "R", "only": True}]),
+        ("BitFit tunes only the bias terms", [{"kind": "protocol", "rule": "trainable", "name": "bias", "only": True}]),
+        ("We train only the classification head", [{"kind": "protocol", "rule": "trainable", "name": "head", "only": True}]),
+        ("R ∈ ℝ^{r×r} (trainable)", [{"kind": "protocol", "rule": "trainable", "name": "R"}]),
+        (
+            "B and A are trainable",
+            [{"kind": "protocol", "rule": "trainable", "name": "B"}, {"kind": "protocol", "rule": "trainable", "name": "A"}],
+        ),
+        ("the adapters are updated", [{"kind": "protocol", "rule": "trainable", "name": "adapter"}]),
         ("LoRA applied to q_proj and v_proj", [{"kind": "value", "name": "target_modules", "expect": ["q_proj", "v_proj"]}]),
         (
             "LoRA applied to q_proj, k_proj and v_proj",
@@ -62,8 +74,8 @@ def test_whole_statements_become_exact_checks(claim, checks):
 @pytest.mark.parametrize(
     ("claim", "reason"),
     [
-        ("Only R is trained", "which parts are trained (R): no check verifies that a part is trained"),
-        ("R is the sole trainable parameter", "which parts are trained (R)"),
+        ("Only A and B are trained", "which parts alone are trained (A, B): the trainable rule's `only` takes one part"),
+        ("Linear probing (baseline): only the head is trained", "describes a baseline or an ablation"),
         ("Linear probing (baseline): the backbone is frozen", "describes a baseline or an ablation"),
         ("W_0 frozen", "the paper symbol W_0 names no code object (add an alias)"),
         ("moments initialized to zero", "'moments' is optimiser or runtime state, not a parameter"),
@@ -211,6 +223,42 @@ def test_frozen_rule_symbol_prefers_the_code_name_to_a_bare_variable():
     result = implementation("frozen")(with_defaults("frozen", {"name": "B"}), context_for(files), None, load_rule("frozen"))
     assert (result.status.value, result.score) == ("pass", 1.0)
     assert [(e.file, e.line) for e in result.evidence] == [("m.py", 5)]
+
+
+def test_no_trainable_check_from_sentences_that_say_more():
+    for claim in ["The model is trained", "the encoder is trained end-to-end with the decoder", "we train only on CIFAR-10"]:
+        assert not [c for c in compiled(claim).checks if getattr(c, "rule", None) == "trainable"], claim
+
+
+TRAINED_R = "Adapter update: R is initialized to zero; only R is trained"
+
+
+def test_only_r_is_trained_passes_on_an_optimizer_over_r_alone(tmp_path):
+    source = LORA_SB.replace("[p for p in layer.parameters() if p.requires_grad]",
+                             '[p for n, p in layer.named_parameters() if "lora_R" in n]')
+    verdict = _verdict(tmp_path, source, claim=TRAINED_R)
+    assert (verdict.status.value, verdict.score) == ("pass", 1.0)
+    trained = verdict.checks[1]
+    assert trained.message == "`R` is `lora_R` in the code: only `lora_R` reaches the optimizer at model.py:21"
+    assert _where(trained) == [("model.py", 21, "rule")]
+
+
+def test_only_r_is_trained_fails_when_the_optimizer_also_takes_the_base(tmp_path):
+    source = LORA_SB.replace("[p for p in layer.parameters() if p.requires_grad]",
+                             '[p for n, p in layer.named_parameters() if "lora_R" in n] + list(layer.base.parameters())')
+    verdict = _verdict(tmp_path, source, claim=TRAINED_R)
+    trained = verdict.checks[1]
+    assert (trained.status.value, trained.score) == ("mismatch", 0.0)
+    assert _where(trained) == [("model.py", 21, "rule")]
+
+
+def test_r_trainable_through_its_class_and_only_unverified_while_the_base_may_train(tmp_path):
+    verdict = _verdict(tmp_path, LORA_SB, claim="R ∈ ℝ^{r×r} (trainable)")
+    assert (verdict.status.value, verdict.score) == ("pass", 1.0)
+    assert _where(verdict.checks[0]) == [("model.py", 21, "rule")]
+    only = _verdict(tmp_path / "only", LORA_SB, claim="R is the sole trainable parameter")
+    assert (only.status.value, only.score) == ("unverified", None)
+    assert "nothing shows the parts other than `lora_R` are frozen" in only.checks[0].message
 
 
 def test_placement_in_code_names_is_checked_against_the_lora_config(tmp_path):

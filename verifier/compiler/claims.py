@@ -1326,6 +1326,9 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
         for expect, dataset in _augmentations(text, b.claim):
             extra = {"dataset": dataset} if dataset else {}
             out.append(b.add(ProtocolCheck(rule="augmentation", expect=expect, **extra)))
+    if dimension in (Dimension.numerical, Dimension.protocol):  # "Llama-3.2 3B fine-tuned on", "gpt-4o-... (OpenAI)"
+        for name in protocol_claims.model_names(text):
+            out.append(b.add(ProtocolCheck(rule="model", expect=name)))
     known = {n.lower() for h in found if h.category == "metric" for n in (h.target, h.name)}  # "average return" = episode return
     for name in _labelled_datasets(text):
         if not any(h.category == "dataset" for h in terms.find_protocol_terms(name)):

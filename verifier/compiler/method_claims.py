@@ -1,12 +1,13 @@
 """Method statements existing check kinds decide: initialisation, frozen parts, adapter placement.
 
 "R is initialized to zero" (or ``R_init = 0``) is an ``init`` check on R, "B and A remain frozen throughout training" two
-``frozen`` protocol checks, "LoRA applied to q_proj and v_proj" a ``target_modules`` value. A statement is
+``frozen`` protocol checks, "only R is trained" a ``trainable`` check with ``only``, "R (trainable)" one without,
+"LoRA applied to q_proj and v_proj" a ``target_modules`` value. A statement is
 typed only when it is the whole fragment (subjects, the predicate, at most a qualifier of when it holds): a
 sentence that says more stays with the judge. Names are the claim's own symbols and code names (``R``,
 ``lora_B``) or the code name of a noun (rules/claim_methods.yaml ``parts``); the checks resolve a bare symbol
-to the code names ending in it (``lora_R``). What is recognised but cannot be checked (which parts are the
-*trained* ones, a placement in plain words, a baseline's or an ablation's parts) is reported with the reason.
+to the code names ending in it (``lora_R``). What is recognised but cannot be checked (several parts
+that alone are trained, a placement in plain words, a baseline's or an ablation's parts) is reported with the reason.
 """
 
 from __future__ import annotations
@@ -136,9 +137,12 @@ def _statements() -> tuple[tuple[str, re.Pattern], ...]:
         ("frozen", rf"{lead}(?:freeze|freezes|freezing)\s+{subjects}{qualifier}\s*$"),
         ("frozen", rf"{lead}{subjects}{be}\s+(?:kept\s+|held\s+)?fixed\s+(?:{fixed})\s*$" if fixed else r"(?!)"),
         ("frozen", rf"{lead}{subjects}\s+(?:is|are)\s+not\s+(?:trained|updated|fine-?tuned){qualifier}\s*$"),
-        ("trained", rf"^(?:(?:and|while|whereas)\s+)?(?:only|solely)\s+{subjects}\s+(?:is|are)\s+(?:trained|updated|learned|tuned|fine-?tuned|optimi[sz]ed|trainable|learnable){qualifier}\s*$"),
-        ("trained", rf"^(?:(?:and|while|whereas)\s+)?(?:only|solely)\s+{subjects}\s+(?:trained|updated|learned|tuned|fine-?tuned|optimi[sz]ed){qualifier}\s*$"),
-        ("trained", rf"{lead}{subjects}(?:\s+(?:is|are))?\s+(?:the\s+)?(?:sole|only)\s+(?:trainable|learnable|trained)(?:\s+(?:parameters?|matrix|matrices|part|weights?))?{qualifier}\s*$"),
+        ("only-trained", rf"^(?:(?:and|while|whereas)\s+)?(?:only|solely)\s+{subjects}\s+(?:is|are)\s+(?:trained|updated|learned|tuned|fine-?tuned|optimi[sz]ed|trainable|learnable){qualifier}\s*$"),
+        ("only-trained", rf"^(?:(?:and|while|whereas)\s+)?(?:only|solely)\s+{subjects}\s+(?:trained|updated|learned|tuned|fine-?tuned|optimi[sz]ed){qualifier}\s*$"),
+        ("only-trained", rf"{lead}{subjects}(?:\s+(?:is|are))?\s+(?:the\s+)?(?:sole|only)\s+(?:trainable|learnable|trained)(?:\s+(?:parameters?|matrix|matrices|part|weights?))?{qualifier}\s*$"),
+        ("only-trained", rf"^(?:we|it|[A-Z][\w-]*)\s+(?:trains?|tunes?|fine-?tunes?|updates?|optimi[sz]es?|learns?)\s+(?:only|solely)\s+{subjects}{qualifier}\s*$"),
+        ("trained", rf"{lead}{subjects}\s*\((?:trainable|learnable)\)\s*$"),
+        ("trained", rf"{lead}{subjects}\s+(?:is|are)\s+(?:trained|updated|learned|tuned|fine-?tuned|trainable|learnable){qualifier}\s*$"),
     ]
     return tuple((kind, re.compile(regex, re.IGNORECASE)) for kind, regex in forms)
 
@@ -172,9 +176,6 @@ def read(text: str, claim: str = "", aliases: dict[str, list[str]] | None = None
         if match is None:
             continue
         subjects = _split_subjects(match.group("subjects"))
-        if kind == "trained":
-            return MethodFacts([], f"which parts are trained ({', '.join(subjects)}): no check verifies that a part is "
-                                   "trained, only that one is frozen")
         if describes_variant(claim):
             return MethodFacts([], "describes a baseline or an ablation: its parts are not the main method's code")
         names, why = [], ""
@@ -189,6 +190,13 @@ def read(text: str, claim: str = "", aliases: dict[str, list[str]] | None = None
             checks: list[Any] = [InitCheck(name=n, expect=scheme) for n in names if n not in _UNNAMED_INIT]  # type: ignore[arg-type]
             if len(checks) < len(names):
                 why = why or "an initialisation of every layer's weights or biases: the init check needs one named tensor"
+        elif kind == "only-trained":
+            if why or len(names) != 1:  # "only A and B are trained": `only` is over their union, one name per check
+                return MethodFacts([], why or f"which parts alone are trained ({', '.join(subjects)}): the trainable "
+                                              "rule's `only` takes one part")
+            checks = [ProtocolCheck(rule="trainable", name=names[0], only=True)]
+        elif kind == "trained":
+            checks = [ProtocolCheck(rule="trainable", name=n) for n in names]
         else:
             checks = [ProtocolCheck(rule="frozen", name=n) for n in names]
         return MethodFacts(checks, why)

@@ -637,3 +637,53 @@ def merge_varied_values(checks: list, fragments: list, claim: str) -> tuple[list
         new_checks.append(check)
     new_fragments = [dataclasses.replace(f, checks=tuple(sorted({where[c] for c in f.checks if c in where}))) for f in fragments]
     return new_checks, new_fragments
+
+
+# ----- models a run loads or queries -----------------------------------------------------------------------
+_MODEL_SIZE = r"(?:\d+(?:\.\d+)?[BbMm]|base|large|small|xl|xxl|tiny|huge)"
+_MODEL_TUNING = r"(?:-(?:Instruct|instruct|it|chat|Chat|v\d+(?:\.\d+)*))*"
+_API_ID = r"(?=[\w.\-/]*\d)[A-Za-z][\w.]*(?:[-/][\w.]+)+"  # a versioned id: "gpt-4o-2024-05-13", not "open-source"
+
+
+@functools.cache
+def _model_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(a public model named with its size or variant, an API id followed by its provider in parentheses)."""
+    data = terms.protocol_mapping_lists("models")
+    families = "|".join(sorted(map(re.escape, data.get("families", [])), key=len, reverse=True)) or "(?!)"
+    numbered = "|".join(sorted(map(re.escape, data.get("numbered", [])), key=len, reverse=True)) or "(?!)"
+    providers = "|".join(sorted(map(re.escape, data.get("providers", [])), key=len, reverse=True)) or "(?!)"
+    sized = (rf"(?:{families})(?:[-\s]?v?\d+(?:\.\d+)*)?(?:[-\s]{_MODEL_SIZE}(?![\w.])|-[BLSHbl]/\d+)"
+             rf"|(?:{numbered})-?\d+")
+    model = re.compile(rf"(?<![\w./-])(?:{sized}){_MODEL_TUNING}(?![\w/-])")
+    api = re.compile(rf"(?<![\w./-])(?P<id>{_API_ID})\s*\((?:via\s+)?(?:{providers})(?:\s+(?:API|Inference(?:\s+API)?))?\)")
+    return model, api
+
+
+_BEFORE_ROLE = re.compile(r"(?:^|[\s(:;,])$")
+_QUALIFIER = re.compile(r"(?:^|\s)(?=\S*(?:[A-Z]\S*[A-Z]|\d))\S+\s+$")  # "CLIP ", "DINOv2 ": a name qualifying the next
+_ROLE_AFTER = re.compile(r"\s*(?:\([^()]*\)\s*)?(?:(?:is|are|was|were)\s+)?(?:fine-?tuned|finetuned|pre-?trained)\b"
+                         r"|\s+(?:backbone|base model|text encoder|image encoder)\b(?!s)", re.IGNORECASE)
+_ROLE_BEFORE = re.compile(r"(?:\b(?:fine-?tunes?|fine-?tuned|fine-?tuning|finetunes?|finetuned|finetuning)"
+                          r"(?:\s+(?:a|the))?(?:\s+pre-?trained)?|\bpre-?trained|\b(?:backbone|base model|pretrained model)\s*:)\s*$",
+                          re.IGNORECASE)
+_LIST_JOIN = re.compile(r"\s*(?:\([^()]*\)\s*)?(?:,\s*(?:and\s+)?|and\s+|&\s*)")
+
+
+def model_names(text: str) -> list[str]:
+    """The public models a fragment says the run fine-tunes, starts from or queries: "Llama-3.2 3B fine-tuned
+    on ...", "using ViT-B/16 pre-trained on ImageNet-21K", "Backbone: ResNet-50", "claude-3-haiku-20240307
+    (Anthropic API)". A name qualified by a word before it ("CLIP ViT-B/16") or used as a plural
+    ("ViT-B/16 backbones", a comparison) is left out: the check would not say the same thing."""
+    model, api = _model_patterns()
+    out = [m.group("id") for m in api.finditer(text)]
+    spans = [m for m in model.finditer(text)
+             if _BEFORE_ROLE.search(text[: m.start()]) and not _QUALIFIER.search(text[max(0, m.start() - 40) : m.start()])]
+    # A list of names shares the role written after its last member: "Mistral-7B and Gemma-2 9B fine-tuned on".
+    for i, m in enumerate(spans):
+        j = i
+        while j + 1 < len(spans) and _LIST_JOIN.fullmatch(text[spans[j].end() : spans[j + 1].start()]):
+            j += 1
+        before = text[max(0, spans[i].start() - 60) : spans[i].start()]
+        if _ROLE_AFTER.match(text, spans[j].end()) or (i == j and _ROLE_BEFORE.search(before)):
+            out.append(m.group(0))
+    return list(dict.fromkeys(out))

@@ -26,7 +26,9 @@ IMPLEMENTATIONS = {
     "baseline": "baseline",
     "select-on-validation": "selection",
     "frozen": "frozen",
+    "trainable": "trainable",
     "augmentation": "augmentation",
+    "model": "model",
 }
 
 _TYPES: dict[str, Callable[[Any], bool]] = {

@@ -1,0 +1,507 @@
+"""Rule ``trainable``: the named part receives gradients and reaches the optimizer (``only``: nothing else does).
+
+The evidence is frozen's, inverted: frozen's gradient barriers on the part are counter-evidence unless the part is
+re-enabled (``requires_grad_(True)``, ``requires_grad = True``, a ``named_parameters()`` filter that selects it,
+PEFT ``modules_to_save``); the optimizer's parameters are resolved (``model.R.parameters()``, a filtered
+``named_parameters()`` comprehension, param-group dicts, a variable assigned in the same function, an HF
+``Trainer`` over the model). Forward-path ``no_grad``/``detach`` are not read: evaluation code has them too.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Iterator
+
+from verifier.analysis.protocol import frozen
+from verifier.analysis.protocol.common import (
+    FileView,
+    dotted,
+    evidence,
+    norm,
+    scope_admits,
+    sorted_evidence,
+    views_mentioning,
+)
+from verifier.results import CheckResult, Status
+
+KIND = "protocol"
+_HARD = {"a registered buffer (no gradient)"}  # requires_grad can be switched back on; a buffer stays one
+_FORWARD = {"its forward runs under no_grad", "detach()", "stop_gradient"}  # eval code has them too: not read
+_TRAINERS = {"Trainer", "Seq2SeqTrainer", "SFTTrainer"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """One source of an optimizer's parameters: ``part`` (the named part; ``exclusive`` when nothing else can pass
+    its filter), ``other`` (a different named part), ``all`` (every parameter of ``owner``), ``unknown``."""
+
+    kind: str
+    node: ast.AST
+    owner: str = ""
+    exclusive: bool = True
+    holds: bool = False  # ``owner`` is built by a repo class that defines the part
+
+
+def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
+    """The name as written, else the spec's aliases and the code names ending in a paper symbol (``lora_R`` for
+    ``R``), as frozen resolves them; a bare symbol no code name ends in stays unverified."""
+    raw = str(params["name"])
+    only = bool(params.get("only", False))
+    alternates = frozen.other_spellings(ctx, raw, scope)
+    symbol = bool(frozen._SYMBOL.fullmatch(raw))
+    if symbol and not alternates:
+        return CheckResult.unverified(KIND, f"the paper symbol `{raw}` names no code object (no identifier ends in "
+                                            f"_{raw}); an alias in the spec says which it is")
+    names = alternates if symbol else [raw, *alternates]
+    tried = [(name, _evaluate(name, ctx, scope, only)) for name in names]
+    found = [t for t in tried if t[1].status is not Status.missing]
+    if not found:
+        return tried[0][1] if tried[0][0] == raw else CheckResult.failed(KIND, Status.missing, f"`{raw}` not found in the code", [])
+    name, best = next((t for t in found if t[1].status is Status.pass_), found[0])
+    if name == raw:
+        return best
+    return dataclasses.replace(best, message=f"`{raw}` is `{name}` in the code: {best.message}")
+
+
+def _evaluate(raw: str, ctx, scope: str | None, only: bool) -> CheckResult:
+    key = norm(raw.rsplit(".", 1)[-1])
+    views = views_mentioning(ctx, [], scope, ml_only=True)
+    seen = [(v, n) for v in views for n in _occurrences(v, key)][:1]
+    if not seen:
+        return CheckResult.failed(KIND, Status.missing, f"`{raw}` not found in the code", [])
+    enables = [(v, n, why) for v in views for n, why in _enables(v, key)]
+    enables = [e for e in enables if scope_admits(scope, frozen._scope_of(e[0], e[1]))]
+    barriers = [(v, n, why) for v in views for n, why in frozen._barriers(v, key)
+                if why not in _FORWARD and scope_admits(scope, frozen._scope_of(v, n))]
+    blocking = [b for b in barriers if b[2] in _HARD or not enables]
+    if blocking:
+        v, n, why = blocking[0]
+        return CheckResult.failed(KIND, Status.mismatch, f"`{raw}` is frozen: {why} ({v.path}:{n.lineno})",
+                                  [evidence(ctx, v.path, n, "rule", note=why)])
+    freezes_all = [(v, n, owner) for v in views for n, owner in _global_freezes(v, key)
+                   if scope_admits(scope, frozen._scope_of(v, n))]
+    holders = _holder_classes(views, key)
+    optimizers = [(v, call, groups) for v in views for call, groups in _optimizers(v, key, holders)
+                  if scope_admits(scope, frozen._scope_of(v, call))]
+    if not optimizers:
+        return CheckResult.unverified(KIND, f"`{raw}` occurs but no optimizer (torch.optim, optax, HF Trainer) was found")
+    owners = _chains(views, key)
+
+    def reaches(g: Group) -> bool | None:
+        if g.kind == "part":
+            return True
+        if g.kind == "all":
+            if g.holds or _contains(g.owner, owners):
+                return True
+            parent = g.owner.rpartition(".")[0]  # model.encoder beside model.head: a sibling, not a holder
+            return False if parent and _contains(parent, owners) and "[" not in g.owner else None
+        return False if g.kind == "other" else None
+
+    training = [(v, c, gs) for v, c, gs in optimizers if any(reaches(g) for g in gs)]
+    if not training:
+        v, call, groups = optimizers[0]
+        if any(reaches(g) is None for _, _, gs in optimizers for g in gs):
+            return CheckResult.unverified(KIND, f"the parameters of the optimizer at {v.path}:{call.lineno} cannot be "
+                                                f"resolved to `{raw}` or to a model holding it")
+        return CheckResult.failed(KIND, Status.mismatch, f"`{raw}` is left out of the optimizer at {v.path}:{call.lineno}",
+                                  [evidence(ctx, v.path, call, "rule")])
+    v, call, groups = training[0]
+    if not enables:
+        for fv, fnode, owner in freezes_all:
+            if fv is v and _frozen_before(fnode, owner, call, v) and any(
+                    (g.kind == "all" and _prefix(owner, g.owner)) or (g.kind == "part" and _prefix(owner, dotted(_receiver(g.node)) or ""))
+                    for g in groups):
+                return CheckResult.failed(KIND, Status.mismatch, f"`{raw}` is frozen with the rest of `{owner}` "
+                                          f"({fv.path}:{fnode.lineno}) and never re-enabled",
+                                          [evidence(ctx, fv.path, fnode, "rule", note="requires_grad off over the model")])
+    ev = [evidence(ctx, v.path, call, "rule", note="the optimizer that updates it")]
+    ev += [evidence(ctx, ev_v.path, n, "rule", note=why) for ev_v, n, why in enables[:2]]
+    if not only:
+        return CheckResult.passed(KIND, f"`{raw}` reaches the optimizer at {v.path}:{call.lineno}", sorted_evidence(ev))
+    others = [(ov, g) for ov, _, gs in training for g in gs if reaches(g) is False or (g.kind == "part" and not g.exclusive)]
+    others += [(ov, g) for ov, oc, gs in optimizers if all(oc is not c for _, c, _ in training)
+               for g in gs if reaches(g) is False]  # a second optimizer over a sibling part of the same model
+    if others:
+        ov, g = others[0]
+        return CheckResult.failed(KIND, Status.mismatch, f"other parameters than `{raw}` reach an optimizer "
+                                  f"({ov.path}:{g.node.lineno})", [evidence(ctx, ov.path, g.node, "rule")])
+    whole = [g for _, _, gs in training for g in gs if g.kind != "part"]
+    if not whole:
+        return CheckResult.passed(KIND, f"only `{raw}` reaches the optimizer at {v.path}:{call.lineno}", sorted_evidence(ev))
+    if not all(g.kind == "all" and reaches(g) for g in whole):
+        return CheckResult.unverified(KIND, f"the parameters of the optimizer at {v.path}:{call.lineno} cannot be resolved")
+    whole_owners = [g.owner for g in whole]
+    other_enables = [(ov, n, why) for ov in views for n, why in _enables_others(ov, key, whole_owners)]
+    if other_enables:
+        ov, n, why = other_enables[0]
+        return CheckResult.failed(KIND, Status.mismatch, f"another part is trained with `{raw}`: {why} ({ov.path}:{n.lineno})",
+                                  [evidence(ctx, ov.path, n, "rule", note=why)])
+    rest_frozen = [(fv, n) for fv in views for n in _filters_freezing_others(fv, key, whole_owners)]
+    if enables:
+        rest_frozen += [(fv, n) for fv, n, owner in freezes_all if any(_prefix(owner, o) for o in whole_owners)]
+    if rest_frozen:
+        fv, n = rest_frozen[0]
+        ev.append(evidence(ctx, fv.path, n, "rule", note="every other parameter frozen"))
+        return CheckResult.passed(KIND, f"only `{raw}` is trained: the rest is frozen ({fv.path}:{n.lineno}) and the "
+                                        f"optimizer at {v.path}:{call.lineno} takes the model", sorted_evidence(ev))
+    return CheckResult.unverified(KIND, f"the optimizer at {v.path}:{call.lineno} takes every parameter of "
+                                        f"`{whole[0].owner}`; nothing shows the parts other than `{raw}` are frozen",
+                                  sorted_evidence(ev))
+
+
+# ----- where the part is named -----------------------------------------------------------------------------
+def _occurrences(view: FileView, key: str) -> Iterator[ast.AST]:
+    for node in ast.walk(view.tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and frozen._same(node.id if isinstance(node, ast.Name) else node.attr, key):
+            yield node
+            return
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            words = frozen._strings(node.left)
+            if words and any(frozen._part_of(w, key) for w in words):
+                yield node  # a named_parameters() filter: "bias" in name
+                return
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("startswith", "endswith") \
+                and node.args and any(frozen._part_of(w, key) for w in frozen._strings(node.args[0]) or []):
+            yield node  # name.endswith(".bias")
+            return
+
+
+def _chains(views: list[FileView], key: str) -> set[str]:
+    """Dotted references that reach the part (``model.R``, ``self.model.lora_R``) and named_parameters() owners
+    whose name filters select it: what a whole-model optimizer or freeze must be a prefix of."""
+    out: set[str] = set()
+    for view in views:
+        for node in ast.walk(view.tree):
+            if isinstance(node, ast.Attribute) and frozen._same(node.attr, key):
+                chain = dotted(node.value)
+                if chain:
+                    out.add(chain)
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                owner = _named_parameters_owner(node.iter)
+                tests = node.ifs if isinstance(node, ast.comprehension) else node.body
+                if owner and any(_mentions_key_word(t, key) for t in tests):
+                    out.add(owner)
+    return out
+
+
+def _contains(owner: str, chains: set[str]) -> bool:
+    return bool(owner) and any(_prefix(owner, c) for c in chains)
+
+
+def _prefix(owner: str, chain: str) -> bool:
+    return chain == owner or chain.startswith(owner + ".")
+
+
+def _named_parameters_owner(call: ast.AST) -> str | None:
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "named_parameters":
+        return dotted(call.func.value) or None
+    return None
+
+
+def _mentions_key_word(test: ast.AST, key: str) -> bool:
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and frozen._part_of(n.value, key) for n in ast.walk(test))
+
+
+# ----- name tests, three-valued: does the test hold for the part's parameters, for every other one? ----------
+def _holds(test: ast.AST, var: str, key: str, for_key: bool) -> bool | None:
+    """Whether ``test`` holds for a parameter named like ``key`` (``for_key``) or for any other parameter; None
+    when the test is not one on the name or its value for other parameters depends on their names."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _holds(test.operand, var, key, for_key)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [_holds(v, var, key, for_key) for v in test.values]
+        if isinstance(test.op, ast.And):
+            return False if False in parts else None if None in parts else True
+        return True if True in parts else None if None in parts else False
+    words = None
+    negate = False
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Name) \
+            and test.comparators[0].id == var and isinstance(test.ops[0], (ast.In, ast.NotIn)):
+        words, negate = frozen._strings(test.left), isinstance(test.ops[0], ast.NotIn)
+    elif isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and isinstance(test.func.value, ast.Name) \
+            and test.func.value.id == var and test.func.attr in ("startswith", "endswith") and test.args:
+        words = frozen._strings(test.args[0])
+    if not words:
+        return None
+    if for_key:
+        hit: bool | None = any(frozen._part_of(w, key) for w in words)
+    else:  # another parameter may carry any word but one at least as specific as the part's own name
+        hit = False if all(key in norm(w) for w in words) else None
+    return None if hit is None else (not hit if negate else hit)
+
+
+def _grad_flags(loop: ast.For, var: str, key: str, for_key: bool) -> Iterator[tuple[ast.AST, bool | None]]:
+    """The requires_grad values a named_parameters() loop sets for the part's (or the other) parameters."""
+
+    def walk(body: list[ast.stmt], holds: bool | None) -> Iterator[tuple[ast.AST, bool | None]]:
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                verdict = _holds(stmt.test, var, key, for_key)
+                if verdict is None:
+                    yield from ((n, None) for n, _ in walk(stmt.body, True))
+                    yield from ((n, None) for n, _ in walk(stmt.orelse, True))
+                    continue
+                if verdict:
+                    yield from walk(stmt.body, holds)
+                else:
+                    yield from walk(stmt.orelse, holds)
+            elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in stmt.targets):
+                value = stmt.value
+                if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+                    yield stmt, value.value
+                else:
+                    yield stmt, _holds(value, var, key, for_key)  # p.requires_grad = "bias" in n
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (dotted(stmt.value.func) or "").endswith("requires_grad_"):
+                args = stmt.value.args
+                if not args:
+                    yield stmt, True
+                elif isinstance(args[0], ast.Constant) and isinstance(args[0].value, bool):
+                    yield stmt, args[0].value
+                else:
+                    yield stmt, _holds(args[0], var, key, for_key)
+
+    yield from walk(loop.body, True)
+
+
+def _name_loops(view: FileView) -> Iterator[tuple[ast.For, str, str]]:
+    for node in ast.walk(view.tree):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and _named_parameters_owner(node.iter) and \
+                isinstance(node.target, ast.Tuple) and node.target.elts and isinstance(node.target.elts[0], ast.Name):
+            yield node, node.target.elts[0].id, _named_parameters_owner(node.iter) or ""
+
+
+def _filters_freezing_others(view: FileView, key: str, owners: list[str]) -> Iterator[ast.AST]:
+    """named_parameters() loops that switch off every parameter but the part's and leave the part on."""
+    for loop, var, owner in _name_loops(view):
+        if owners and not any(_prefix(owner, o) for o in owners):
+            continue
+        other = [v for _, v in _grad_flags(loop, var, key, for_key=False)]
+        mine = [v for _, v in _grad_flags(loop, var, key, for_key=True)]
+        if other and all(v is False for v in other) and all(v is True for v in mine):
+            yield loop
+
+
+# ----- re-enabled: requires_grad on for the part (or, with only, for something else) --------------------------
+def _enables(view: FileView, key: str) -> Iterator[tuple[ast.AST, str]]:
+    for node in ast.walk(view.tree):
+        if isinstance(node, ast.Call):
+            name = dotted(node.func) or ""
+            leaf = name.rsplit(".", 1)[-1]
+            if leaf == "requires_grad_" and _true_call(node) and frozen._mentions(node.func.value if isinstance(node.func, ast.Attribute) else node.func, key):
+                yield node, "requires_grad_(True)"
+            elif leaf in ("LoraConfig", "LoHaConfig", "IA3Config", "PromptTuningConfig", "PrefixTuningConfig") or leaf.endswith("Config"):
+                for kw in node.keywords:
+                    if kw.arg == "modules_to_save" and any(frozen._part_of(w, key) for w in frozen._strings(kw.value) or []):
+                        yield node, "PEFT modules_to_save"
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and target.attr == "requires_grad" and \
+                        isinstance(node.value, ast.Constant) and node.value.value is True and frozen._mentions(target.value, key):
+                    yield node, "requires_grad = True"
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and not _named_parameters_owner(node.iter) and frozen._mentions(node.iter, key):
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in sub.targets) \
+                        and isinstance(sub.value, ast.Constant) and sub.value.value is True:
+                    yield node, "requires_grad = True over its parameters"
+                    break
+    for loop, var, _owner in _name_loops(view):
+        if any(v is True for _, v in _grad_flags(loop, var, key, for_key=True)):
+            yield loop, "requires_grad on for the parameters whose names it selects"
+
+
+def _true_call(call: ast.Call) -> bool:
+    if not call.args and not call.keywords:
+        return True
+    value = call.args[0] if call.args else call.keywords[0].value
+    return isinstance(value, ast.Constant) and value.value is True
+
+
+def _enables_others(view: FileView, key: str, owners: list[str]) -> Iterator[tuple[ast.AST, str]]:
+    """requires_grad switched on, inside the model an optimizer takes whole (``owners``), for a named part that is
+    not ``key`` (``model.head.requires_grad_(True)``, a name filter that also selects "bias")."""
+    for node in ast.walk(view.tree):
+        if isinstance(node, ast.Call) and (dotted(node.func) or "").endswith(".requires_grad_") and _true_call(node):
+            target = node.func.value if isinstance(node.func, ast.Attribute) else None
+            chain = dotted(target) or ""
+            if isinstance(target, ast.Attribute) and not frozen._mentions(target, key) and any(chain.startswith(o + ".") for o in owners):
+                yield node, f"requires_grad_(True) on {chain}"
+    for loop, var, owner in _name_loops(view):
+        if not any(_prefix(owner, o) for o in owners):
+            continue
+        for stmt, value in _grad_flags(loop, var, key, for_key=False):
+            if value is True:
+                yield stmt, "requires_grad on for other parameters"
+                break
+        else:
+            words = {n.value for n in ast.walk(loop) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+            for word in sorted(w for w in words if norm(w) and not frozen._part_of(w, key)):
+                hit = next((s for s, v in _grad_flags(loop, var, norm(word), for_key=True) if v is True), None)
+                if hit is not None:
+                    yield hit, f"requires_grad on for the parameters named {word!r}"
+                    break
+
+
+# ----- freeze-all: requires_grad off over a whole model -------------------------------------------------------
+def _global_freezes(view: FileView, key: str) -> Iterator[tuple[ast.AST, str]]:
+    for node in ast.walk(view.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" and \
+                node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is False:
+            owner = dotted(node.func.value)
+            if owner and not frozen._mentions(node.func.value, key):
+                yield node, owner
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call) and \
+                isinstance(node.iter.func, ast.Attribute) and node.iter.func.attr == "parameters" and \
+                not frozen._mentions(node.iter, key) and any(frozen._sets_no_grad(s) for s in node.body):
+            owner = dotted(node.iter.func.value)
+            if owner:
+                yield node, owner
+
+
+def _receiver(node: ast.AST) -> ast.AST:
+    """``model.R`` of ``model.R.parameters()``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.value
+    return node
+
+
+def _frozen_before(freeze: ast.AST, owner: str, optimizer: ast.AST, view: FileView) -> bool:
+    """The freeze precedes the optimizer in one function and nothing in between may add parameters to
+    ``owner`` (an attribute assigned on it, a call it is passed to: adapters injected after a freeze train)."""
+    scope = frozen._scope_of(view, freeze)
+    if scope != frozen._scope_of(view, optimizer) or not freeze.lineno < optimizer.lineno:
+        return False
+    fn = view.functions.get(scope)
+    for node in ast.walk(fn.node if fn is not None else view.tree):
+        line = getattr(node, "lineno", 0)
+        if not (getattr(freeze, "end_lineno", freeze.lineno) < line < optimizer.lineno):
+            continue
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and _prefix(owner, dotted(t.value) or "") for t in node.targets):
+            return False
+        if isinstance(node, ast.Call) and any(dotted(a) == owner for a in node.args):
+            return False
+    return True
+
+
+# ----- the optimizer's parameters ---------------------------------------------------------------------------
+def _holder_classes(views: list[FileView], key: str) -> frozenset[str]:
+    """Repo classes that define the part: ``self.lora_R = nn.Parameter(...)`` in a method."""
+    out = set()
+    for view in views:
+        for cls in (n for n in ast.walk(view.tree) if isinstance(n, ast.ClassDef)):
+            for node in ast.walk(cls):
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and
+                                                        t.value.id == "self" and frozen._same(t.attr, key) for t in node.targets):
+                    out.add(cls.name)
+                    break
+    return frozenset(out)
+
+
+def _optimizers(view: FileView, key: str, holders: frozenset[str]) -> Iterator[tuple[ast.Call, list[Group]]]:
+    for call in frozen._optimizers(view):
+        arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("params", "parameters")), None)
+        if arg is None:
+            continue  # optax: the parameters come at init()
+        yield call, [_held(g, view, call, holders) for g in _groups(arg, view, call, key, 0)]
+    for cv in view.calls:
+        if cv.leaf in _TRAINERS and cv.kwarg("optimizers") is None:
+            model = cv.kwarg("model") or (cv.node.args[0] if cv.node.args else None)
+            if model is not None:
+                yield cv.node, [_held(_object_group(model, key), view, cv.node, holders)]
+
+
+def _held(group: Group, view: FileView, at: ast.AST, holders: frozenset[str]) -> Group:
+    """``layer = CoreAdapterLinear(...)``; ``Adam(layer.parameters())``: the whole-model group holds the part."""
+    if group.kind != "all" or "." in group.owner or not holders:
+        return group
+    bound = _assigned(group.owner, view, at)
+    if bound is not None and isinstance(bound.value, ast.Call) and (dotted(bound.value.func) or "").rsplit(".", 1)[-1] in holders:
+        return dataclasses.replace(group, holds=True)
+    return group
+
+
+def _object_group(node: ast.AST, key: str) -> Group:
+    chain = dotted(node)
+    if chain is None:
+        return Group("unknown", node)
+    if frozen._mentions(node, key):
+        return Group("part", node)
+    return Group("all", node, owner=chain)
+
+
+def _groups(node: ast.AST, view: FileView, at: ast.AST, key: str, depth: int) -> Iterator[Group]:
+    if depth > 4:
+        yield Group("unknown", node)
+        return
+    if isinstance(node, ast.Call):
+        func = node.func
+        leaf = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if leaf in ("parameters", "named_parameters") and isinstance(func, ast.Attribute):
+            receiver = func.value
+            if frozen._mentions(receiver, key):
+                yield Group("part", node)
+            elif dotted(receiver):
+                yield Group("all", node, owner=dotted(receiver) or "")
+            else:
+                yield Group("unknown", node)
+        elif leaf in ("list", "tuple", "chain", "filter") and node.args:
+            for arg in node.args[1:] if leaf == "filter" else node.args:
+                yield from _groups(arg, view, at, key, depth + 1)
+        else:
+            yield Group("unknown", node)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        yield from _groups(node.left, view, at, key, depth + 1)
+        yield from _groups(node.right, view, at, key, depth + 1)
+    elif isinstance(node, (ast.List, ast.Tuple)):
+        for elt in node.elts:
+            yield from _groups(elt.value if isinstance(elt, ast.Starred) else elt, view, at, key, depth + 1)
+    elif isinstance(node, ast.Dict):
+        for k, v in zip(node.keys, node.values):
+            if isinstance(k, ast.Constant) and k.value == "params":
+                yield from _groups(v, view, at, key, depth + 1)
+    elif isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 1:
+        gen = node.generators[0]
+        owner = _named_parameters_owner(gen.iter)
+        var = gen.target.elts[0].id if isinstance(gen.target, ast.Tuple) and gen.target.elts and isinstance(gen.target.elts[0], ast.Name) else None
+        name_tests = [t for t in gen.ifs if var and "requires_grad" not in ast.unparse(t)]
+        if owner and var and name_tests:
+            test = name_tests[0] if len(name_tests) == 1 else ast.BoolOp(op=ast.And(), values=name_tests)
+            mine, other = _holds(test, var, key, True), _holds(test, var, key, False)
+            if mine is True:
+                yield Group("part", node, exclusive=other is False)
+            elif mine is False:
+                yield Group("other", node)
+            else:
+                yield Group("unknown", node)
+        else:
+            yield from _groups(gen.iter, view, at, key, depth + 1)
+    elif isinstance(node, ast.Name):
+        bound = _assigned(node.id, view, at)
+        yield from (_groups(bound.value, view, bound, key, depth + 1) if bound is not None else [Group("unknown", node)])
+    elif isinstance(node, ast.Attribute):
+        yield Group("part", node) if frozen._same(node.attr, key) else Group("unknown", node)
+    else:
+        yield Group("unknown", node)
+
+
+def _assigned(name: str, view: FileView, at: ast.AST) -> ast.Assign | None:
+    """The value last bound to ``name`` before ``at`` in the same function; None when it is rebound by
+    ``+=``/``append`` (a list built piece by piece) or never bound there."""
+    line = getattr(at, "lineno", 0)
+    scope = frozen._scope_of(view, at)
+    fn = view.functions.get(scope)
+    body = fn.node if fn is not None else view.tree
+    value = None
+    for node in ast.walk(body):
+        if getattr(node, "lineno", line) >= line:
+            continue
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            if value is None or node.lineno > value.lineno:
+                value = node
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            return None
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend") \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name:
+            return None
+    return value
