@@ -32,12 +32,12 @@ from verifier.analysis.code_sympy import (
 from verifier.analysis.equivalence import (
     MatchResult,
     Target,
+    as_integrals,
     canonical,
     has_matrix_ops,
+    is_spacing_name,
     match,
     similarity,
-    as_integrals,
-    is_spacing_name,
     strip_reductions,
 )
 from verifier.symbolic.latex import (
@@ -204,7 +204,6 @@ def _compared(expr: sp.Expr, keep: bool, measure: tuple, spacings: frozenset = f
     if measure:
         expr = as_integrals(expr, *measure, spacings)
     return strip_reductions(expr)
-
 
 
 # ----------------------------------------------------------------------------------------- shape ranking

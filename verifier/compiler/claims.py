@@ -844,6 +844,8 @@ def _square_image_size(value: Any, before: str, claim: str) -> bool:
     or a non-square shape names no single setting and stays unnamed."""
     square = isinstance(value, list) and len(value) == 2 and value[0] == value[1] and value[0] >= 16
     return square and bool(re.search(r"\bat\s*$", before)) and terms.name_in_context("image_size", "", claim) == "image_size"
+
+
 _PRODUCT_AFTER = re.compile(r"\s+[A-Za-z][a-z]+\s*[x×]\s*\d")
 _PRODUCT_BEFORE = re.compile(r"\d\s+[A-Za-z][a-z]+\s*[x×]\s*$")
 _NOT_COUNTS = {
@@ -1279,11 +1281,10 @@ def _distribution_checks(text: str, b: _Builder) -> tuple[list[int], str]:
 
 _PREPOSITIONS = frozenset("a an the and or of to in on at by for with from as per its their each all".split())
 _MAX_UNEXPLAINED_WORDS = 5
-_FUNCTION_WORDS = frozenset(
-    "a an the and or of to in on at by for with from as is are was were be been uses use used using applies apply "
-    "applied via through into each every all its their this that which then than also only both per while where "
-    "layer layers function loss model module method network block blocks activation optimizer scheduler "
-    "schedule training trained train during after before".split()
+_FUNCTION_WORDS = _PREPOSITIONS | frozenset(
+    "is are was were be been uses use used using applies apply applied via through into every this that which then "
+    "than also only both while where layer layers function loss model module method network block blocks "
+    "activation optimizer scheduler schedule training trained train during after before".split()
 )
 
 
@@ -1323,7 +1324,7 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
     if dimension != Dimension.methodological and not method_claims.describes_variant(b.claim):
         for name in _frozen_targets(lowered):
             out.append(b.add(ProtocolCheck(rule="frozen", name=name)))
-        for expect, dataset in _augmentations(text, b.claim):
+        for expect, dataset in _augmentations(text, b.claim, {h.target for h in found if h.category == "dataset"}):
             extra = {"dataset": dataset} if dataset else {}
             out.append(b.add(ProtocolCheck(rule="augmentation", expect=expect, **extra)))
     if dimension in (Dimension.numerical, Dimension.protocol):  # "Llama-3.2 3B fine-tuned on", "gpt-4o-... (OpenAI)"
@@ -1371,7 +1372,7 @@ _AUGMENT_OFF = re.compile(r"\s*(?:α|alpha|prob(?:ability)?|p|ratio)?\s*(?:=|:|o
 _AUGMENT_VALUE = re.compile(r"\s*(?:α|alpha|β|beta|prob(?:ability)?|p|ratio|rate)?\s*(?:=|:|∈|~|in\s*[\[{(])", re.I)
 
 
-def _augmentations(text: str, claim: str) -> list[tuple[str | list[str], str | None]]:
+def _augmentations(text: str, claim: str, datasets: set[str]) -> list[tuple[str | list[str], str | None]]:
     """"no data augmentation" -> ``none``; "horizontal flips and RandAugment" -> [horizontal_flip, randaugment], for
     the one dataset the fragment (else the claim) names. A comparison of augmentations (an ablation), a negated or
     zero-probability one ("without Mixup", "CutMix α = 0"), or both kinds at once stay with the judge."""
@@ -1390,8 +1391,7 @@ def _augmentations(text: str, claim: str) -> list[tuple[str | list[str], str | N
     kinds = list(dict.fromkeys(kinds))
     if not kinds or ("none" in kinds and len(kinds) > 1):
         return []
-    datasets = {h.target for h in terms.find_protocol_terms(text) if h.category == "dataset"} or \
-        {h.target for h in terms.find_protocol_terms(claim) if h.category == "dataset"}
+    datasets = datasets or {h.target for h in terms.find_protocol_terms(claim) if h.category == "dataset"}
     if len(datasets) > 1:
         return []  # "flips for CIFAR-100 and none for Clevr": which dataset each is for is not read here
     return [("none" if kinds == ["none"] else kinds, next(iter(datasets), None))]
@@ -1559,7 +1559,7 @@ _CITATION_RE = re.compile(r"\(\d{1,2}\)|\b(?:Step|Phase|Stage|P)\s?\d+[A-Z]?\b|\
 _FORMULA_SPANS = (
     re.compile(r"\bfor\s+(?:each\s+|all\s+)?[A-Za-z]\w*\s*=\s*[^,;:\n]*?\bto\b[^,;:\n]*", re.IGNORECASE),  # for i = 1 to n
     re.compile(r"\b[A-Za-z]\w*\s*=\s*-?\d+\s*,\s*-?\d+\s*,[^;\n]*?(?:\.\.\.|…)"),  # k = 0, 1, 2, ...
-    re.compile(r"\b[A-Za-z]\w*\s*=\s*-?\d+\s*(?:\.\.\.?|…|,\s*(?:\.\.\.|…)\s*,?)\s*[A-Za-z0-9]\w*(?:\s*[-+]\s*\d+)?"),  # k = 0 .. L-1: an index range
+    re.compile(_INDEX_RANGE.pattern + r"\w*(?:\s*[-+]\s*\d+)?"),  # k = 0 .. L-1: an index range, to its end
     re.compile(r"\b[\w']+\s*=\s*[^\s,;]+\s+if\b[^,;]*", re.IGNORECASE),  # m_i = 1 if i >= P: a piecewise case
     re.compile(r"\b[\w']+\s*=[^=,;\n]*(?:[*/]|(?<!10)\^)[^=,;\n]*=\s*[-\d.]+"),  # eta = (4 * 16^2)^2 / (...) = 15: derived (3×10^-4 is a number)
     re.compile(r"\b(?:else|otherwise)\s+[A-Za-z]\w*\s*=\s*[^\s,;]+", re.IGNORECASE),  # ... if k > 1 else z = 0
@@ -1723,15 +1723,11 @@ def _fragment(
     if formulas_only and not reason:
         return Fragment(text, "typed")
     reason = reason or formula_reason
-    category = context.classify(
-        body, result_allowed=dimension in (Dimension.numerical, Dimension.protocol), measured=dimension == Dimension.protocol
-    )
+    how = {"result_allowed": dimension in (Dimension.numerical, Dimension.protocol), "measured": dimension == Dimension.protocol}
+    category = context.classify(body, **how)
     if category is None and _SETTING_QUALIFIER.search(body):
         # "1D experiments on 1 A100 GPU (2.4-2.5h)": the "1D" says which experiments, it is not a free number
-        unqualified = _SETTING_QUALIFIER.sub(lambda m: "§" * len(m.group(0)), body)
-        category = context.classify(
-            unqualified, result_allowed=dimension in (Dimension.numerical, Dimension.protocol), measured=dimension == Dimension.protocol
-        )
+        category = context.classify(_SETTING_QUALIFIER.sub(lambda m: "§" * len(m.group(0)), body), **how)
         category = category if category and category.startswith(("hardware", "compute")) else None
     if category and dimension == Dimension.methodological and (fact := context.method_fact(body, category)):
         category, reason = None, reason or fact  # "where B and A both trainable": a method fact, not a rationale
@@ -1755,7 +1751,7 @@ def _untyped_reason(body: str, masked: str) -> str:
     if spread and float(spread.group(1)) < float(spread.group(2)):
         return f"a range ({spread.group(0)}) for one setting: a value check compares one value"
     if _MODEL_ID.match(re.sub(r"^(?:[^:]*:\s*)", "", body).strip()):
-        return "a model identifier: no check kind looks for the model names a repo queries or loads"
+        return "a model identifier with no role the compiler reads (fine-tuned, backbone, a list of API models): not compiled to a `model` check"
     return "no value, name, formula or sequence the compiler can type"
 
 

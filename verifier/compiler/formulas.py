@@ -438,15 +438,7 @@ def _integrals(expr: str) -> tuple[str, str]:
         coefficient = re.search(r"(?:^|[+\-−=])\s*(?:[\w.α-ω]+\s*\*?\s*)?$", before)
         if depth or coefficient is None:
             return expr, "uses an integral inside a bracket or a product"
-        end = _subscript_end(out, m.end())
-        if out[end : end + 1] == "^":
-            end = _subscript_end(out, end)
-        differential, level = None, 0
-        for k in range(end, len(out)):
-            level += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(out[k], 0)
-            if level == 0 and (d := _DIFFERENTIALS.match(out, k)) and d.group(0).strip() and (k == 0 or not out[k - 1].isalnum()):
-                differential = d
-                break
+        end, differential = _integral_parts(out, m)
         if differential is None or not out[end : differential.start()].strip():
             return expr, "uses an integral with no differential (dx) to close it"
         after = out[differential.end() :]
@@ -461,16 +453,24 @@ def integral_differentials(expr: str) -> tuple[str, ...]:
     formula check then takes a sum times the cell size, or a quadrature call, as the same measure."""
     out = set()
     for m in _INTEGRAL_HEAD.finditer(expr):
-        end = _subscript_end(expr, m.end())
-        if expr[end : end + 1] == "^":
-            end = _subscript_end(expr, end)
-        level = 0
-        for k in range(end, len(expr)):
-            level += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(expr[k], 0)
-            if level == 0 and (d := _DIFFERENTIALS.match(expr, k)) and d.group(0).strip() and (k == 0 or not expr[k - 1].isalnum()):
-                out.add(" ".join(sorted(ascii_symbol(d.group(0)).split())))
-                break
+        _, differential = _integral_parts(expr, m)
+        if differential is not None:
+            out.add(" ".join(sorted(ascii_symbol(differential.group(0)).split())))
     return tuple(sorted(out))
+
+
+def _integral_parts(expr: str, head: re.Match) -> tuple[int, re.Match | None]:
+    """Where the integrand of the integral at ``head`` starts (after its bounds), and its closing differential
+    (the first ``dx`` outside brackets after that), or None."""
+    end = _subscript_end(expr, head.end())
+    if expr[end : end + 1] == "^":
+        end = _subscript_end(expr, end)
+    level = 0
+    for k in range(end, len(expr)):
+        level += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(expr[k], 0)
+        if level == 0 and (d := _DIFFERENTIALS.match(expr, k)) and d.group(0).strip() and (k == 0 or not expr[k - 1].isalnum()):
+            return end, d
+    return end, None
 
 
 _KL_HEAD = re.compile(r"(?<![\w.])(?:D_\{?KL\}?|D_\{?\\mathrm\{KL\}\}?|KL)\s*(?=[(\[])")

@@ -44,6 +44,7 @@ _LIBRARIES = ("torchvision", "albumentations", "keras", "tensorflow", "timm")
 _IMPORTS = re.compile(r"^\s*(?:import|from)\s+(?:torchvision|albumentations|keras|tensorflow|timm)\b", re.M)
 _FLIP_CALLS = (".flip(", "fliplr(", "flipud(", "hflip(", "vflip(", "flip_left_right(", "flip_up_down(")
 _CLASS_LIKE = ("Flip(", "Crop(", "Augment(", "Mixup(", "MixUp(", "CutMix(", "Jitter(", "Erasing(")
+_CLASS_LIKE_RE = re.compile("|".join(map(re.escape, _CLASS_LIKE)))  # one scan instead of eight
 
 
 @dataclass(frozen=True)
@@ -108,12 +109,27 @@ def _tables(ctx, rule: dict):
     return ctx.memo("protocol.augmentation.tables", make)
 
 
-def _parents(tree: ast.AST) -> dict[int, ast.AST]:
-    out: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            out[id(child)] = node
-    return out
+def _word_sets(ctx, rule: dict) -> tuple[frozenset[str], ...]:
+    """(train words, eval words, random draws, flips) of the lexicon, once per run."""
+
+    def make():
+        lex = rule.get("lexicon") or {}
+        return tuple(frozenset(lex.get(key) or []) for key in ("train_words", "eval_words", "random_draws", "flips"))
+
+    return ctx.memo("protocol.augmentation.words", make)
+
+
+def _parents(ctx, view: FileView) -> dict[int, ast.AST]:
+    """Child id -> parent node of a file's tree, once per run (the view's tree is the run's, so ids stay valid)."""
+
+    def make():
+        out: dict[int, ast.AST] = {}
+        for node in ast.walk(view.tree):
+            for child in ast.iter_child_nodes(node):
+                out[id(child)] = node
+        return out
+
+    return ctx.memo(f"protocol.augmentation.parents:{view.path}", make)
 
 
 class _Pipeline:
@@ -121,11 +137,7 @@ class _Pipeline:
 
     def __init__(self, ctx, view: FileView, rule: dict, dataset: dataset_rule.Wanted | None, dataset_table):
         self.ctx, self.view, self.rule = ctx, view, rule
-        lex = rule.get("lexicon") or {}
-        self.train_words = set(lex.get("train_words") or [])
-        self.eval_words = set(lex.get("eval_words") or [])
-        self.random_draws = set(lex.get("random_draws") or [])
-        self.flips = set(lex.get("flips") or [])
+        self.train_words, self.eval_words, self.random_draws, self.flips = _word_sets(ctx, rule)
         self.dataset, self.dataset_table = dataset, dataset_table
         self._parents: dict[int, ast.AST] | None = None
         self.tables = _tables(ctx, rule)
@@ -133,7 +145,7 @@ class _Pipeline:
     @property
     def parents(self) -> dict[int, ast.AST]:
         if self._parents is None:  # built only for a file with a candidate call
-            self._parents = _parents(self.view.tree)
+            self._parents = _parents(self.ctx, self.view)
         return self._parents
 
     # ----- labels -----------------------------------------------------------------------------------------
@@ -317,10 +329,10 @@ class _Pipeline:
         return state, why, which
 
     # ----- sites ------------------------------------------------------------------------------------------
-    def sites(self) -> list[tuple[Site, str | None, str]]:
+    def sites(self) -> list[tuple[Site, str]]:
         augment, preprocess, generators, leaves, modules = self.tables
         lex = self.rule.get("lexicon") or {}
-        out: list[tuple[Site, str | None, str]] = []
+        out: list[tuple[Site, str]] = []
         for call in self.view.calls:
             kinds: list[tuple[str | None, str]] = []
             qual = call.qual
@@ -350,7 +362,7 @@ class _Pipeline:
             for kind, flag_state in kinds:
                 state = MAYBE if MAYBE in (flag_state, applied) else YES
                 reason = why or (flag_state == MAYBE and f"`{call.name}` is not the library's or its setting is unresolved") or decided
-                out.append((Site(kind, call.file, call.node, state, reason, which), label, call.scope))
+                out.append((Site(kind, call.file, call.node, state, reason, which), call.scope))
         return out
 
     def _literal(self, node: ast.AST | None, at: ast.AST):
@@ -475,25 +487,21 @@ def _meets(claimed: str, kinds: set[str]) -> bool:
 
 
 def _dataset_table(ctx) -> tuple[dict[str, str], int]:
-    from verifier.analysis.protocol import load_rule
+    """The dataset rule's alias table and its longest spelling, once per run."""
 
-    table = dataset_rule.alias_table(load_rule("dataset") or {})
-    return table, max(map(len, table), default=1)
+    def make():
+        table = dataset_rule.alias_table(_dataset_rule())
+        return table, max(map(len, table), default=1)
+
+    return ctx.memo("protocol.augmentation.dataset_table", make)
 
 
 def find_sites(ctx, scope: str | None, rule: dict, dataset: str | None = None) -> list[Site]:
     want = dataset_rule.wanted(dataset, _dataset_rule()) if dataset else None
     table = _dataset_table(ctx)
     out: list[Site] = []
-    for path in python_paths(ctx, scope):
-        text = text_of(ctx, path)
-        if not ((any(w in text for w in _LIBRARIES) and _IMPORTS.search(text)) or any(w in text for w in _CLASS_LIKE)
-                or (any(w in text for w in _FLIP_CALLS) and "rand" in text)):
-            continue
-        view = file_view(ctx, path)
-        if view is None:
-            continue
-        for site, _label, fn_scope in _Pipeline(ctx, view, rule, want, table).sites():
+    for view in _candidate_views(ctx, scope):
+        for site, fn_scope in _Pipeline(ctx, view, rule, want, table).sites():
             if scope_admits(scope, fn_scope):
                 out.append(site)
     if want is not None:
@@ -501,6 +509,25 @@ def find_sites(ctx, scope: str | None, rule: dict, dataset: str | None = None) -
         mine = [s for s in out if s.dataset == MINE]
         out = mine or [s for s in out if s.dataset is None]
     return sorted(out, key=lambda s: (s.path, s.node.lineno, getattr(s.node, "col_offset", 0), s.kind or ""))
+
+
+def _candidate_views(ctx, scope: str | None) -> list[FileView]:
+    """Files that name a transform library or a transform-like class, or flip and draw at random; once per run
+    and scope (every claim reads the same files)."""
+
+    def make():
+        out = []
+        for path in python_paths(ctx, scope):
+            text = text_of(ctx, path)
+            if not ((any(w in text for w in _LIBRARIES) and _IMPORTS.search(text)) or _CLASS_LIKE_RE.search(text)
+                    or ("flip" in text and any(w in text for w in _FLIP_CALLS) and "rand" in text)):
+                continue  # (every flip call has "flip" in it: one scan rules most files out)
+            view = file_view(ctx, path)
+            if view is not None:
+                out.append(view)
+        return out
+
+    return ctx.memo(f"protocol.augmentation.views:{scope or ''}", make)
 
 
 def _dataset_rule() -> dict:

@@ -119,18 +119,11 @@ def _name_filtered_freeze(loop: ast.For | ast.AsyncFor, key: str) -> bool:
             if any(x is None for x in parts):
                 return None
             return all(parts) if isinstance(test.op, ast.And) else any(parts)
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Name) \
-                and test.comparators[0].id == var and isinstance(test.ops[0], (ast.In, ast.NotIn)):
-            words = _strings(test.left)
-            if words is None:
-                return None
-            hit = any(_part_of(w, key) for w in words)
-            return hit if isinstance(test.ops[0], ast.In) else not hit
-        if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and isinstance(test.func.value, ast.Name) \
-                and test.func.value.id == var and test.func.attr in ("startswith", "endswith") and test.args:
-            words = _strings(test.args[0])
-            return None if words is None else any(_part_of(w, key) for w in words)
-        return None
+        words, negate = _name_test(test, var)
+        if words is None:
+            return None
+        hit = any(_part_of(w, key) for w in words)
+        return not hit if negate else hit
 
     def freezes(body: list[ast.stmt], holds: bool) -> bool:
         for stmt in body:
@@ -145,6 +138,18 @@ def _name_filtered_freeze(loop: ast.For | ast.AsyncFor, key: str) -> bool:
         return False
 
     return any(isinstance(stmt, ast.If) for stmt in loop.body) and freezes(loop.body, True)
+
+
+def _name_test(test: ast.AST, var: str) -> tuple[list[str] | None, bool]:
+    """The strings a test on the parameter name ``var`` looks for (``"head" in n``, ``n.startswith(("a", "b"))``)
+    and whether it is negated (``not in``); (None, False) when it is no such test or they are not literals."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Name) \
+            and test.comparators[0].id == var and isinstance(test.ops[0], (ast.In, ast.NotIn)):
+        return _strings(test.left), isinstance(test.ops[0], ast.NotIn)
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and isinstance(test.func.value, ast.Name) \
+            and test.func.value.id == var and test.func.attr in ("startswith", "endswith") and test.args:
+        return _strings(test.args[0]), False
+    return None, False
 
 
 def _strings(node: ast.AST) -> list[str] | None:

@@ -111,7 +111,6 @@ def _api_matches(call, api: str) -> bool:
 
 # ----- a paper's own symbol ("Metric: J", the control objective J) ------------------------------------------
 _SYMBOL = re.compile(r"[A-Z](?:_[A-Za-z0-9]+)?")  # J, L, J_T: one capital letter, optionally subscripted
-_REPORT_CALLS = frozenset("print append extend write writelines save savez savetxt dump dumps add_scalar log info".split())
 
 
 def is_symbol(expect: str, rule: dict | None = None) -> bool:
@@ -129,7 +128,7 @@ def _symbol_piece(name: str, symbol: str) -> bool:
     return symbol in name.rsplit(".", 1)[-1].split("_")
 
 
-def _symbol_found(view, symbol: str, scope) -> list[Found]:
+def _symbol_found(view, symbol: str, scope, report_calls: frozenset[str]) -> list[Found]:
     """``total_J = mse + wf * energy`` that is then returned, printed, logged, saved or collected: the paper's
     symbol computed and reported. Computed but never reported, or only set to a literal, is not the metric."""
     computed: list[tuple[str, ast.AST]] = []
@@ -151,7 +150,7 @@ def _symbol_found(view, symbol: str, scope) -> list[Found]:
                     reported.setdefault(dotted(n), "returned")
         elif isinstance(node, ast.Call):
             leaf = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if leaf in _REPORT_CALLS:
+            if leaf in report_calls:
                 for arg in list(node.args) + [kw.value for kw in node.keywords]:
                     for n in ast.walk(arg):
                         if isinstance(n, (ast.Name, ast.Attribute)) and _symbol_piece(dotted(n) or "", symbol):
@@ -173,18 +172,19 @@ def _symbol_found(view, symbol: str, scope) -> list[Found]:
     return out
 
 
-def _find_symbol(ctx, scope: str | None, symbol: str) -> list[Found]:
+def _find_symbol(ctx, scope: str | None, symbol: str, rule: dict) -> list[Found]:
     piece = re.compile(rf"(?<![A-Za-z0-9]){re.escape(symbol)}(?![a-z0-9])")
+    report_calls = frozenset(rule.get("lexicon", {}).get("report_calls", []))
     out: list[Found] = []
     for path in python_paths(ctx, scope):
         if piece.search(text_of(ctx, path)) and (view := file_view(ctx, path)):
-            out.extend(_symbol_found(view, symbol, scope))
+            out.extend(_symbol_found(view, symbol, scope, report_calls))
     return sorted(set(out), key=lambda f: (f.rank, f.file, f.line, f.message))
 
 
 def find(ctx, scope: str | None, rule: dict, expect: str) -> list[Found]:
     if is_symbol(expect, rule):
-        return _find_symbol(ctx, scope, expect.strip())
+        return _find_symbol(ctx, scope, expect.strip(), rule)
     lex = rule.get("lexicon", {})
     entry = metric_entry(rule, expect)
     aliases = identifier_aliases(entry, rule)

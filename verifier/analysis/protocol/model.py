@@ -106,7 +106,8 @@ class Names:
     def __init__(self, rule: dict):
         self.exact: dict[str, str] = {}
         self.prefixes: list[tuple[str, str]] = []
-        for entry in rule.get("lexicon", {}).get("models", []):
+        self.entries: list[dict] = rule.get("lexicon", {}).get("models", [])
+        for entry in self.entries:
             for alias in [entry["name"], *entry.get("aliases", [])]:
                 alias = str(alias)
                 if alias.endswith("*"):
@@ -125,8 +126,8 @@ class Names:
                 return canon
         return bare
 
-    def aliases(self, canon: str, rule: dict) -> list[str]:
-        for entry in rule.get("lexicon", {}).get("models", []):
+    def aliases(self, canon: str) -> list[str]:
+        for entry in self.entries:
             if entry["name"] == canon:
                 return [str(a).rstrip("*") for a in entry.get("aliases", [])]
         return []
@@ -226,7 +227,7 @@ def _name_args(call, lex: dict) -> tuple[ast.expr | None, str, bool | None] | No
             return None
         return None, how, False  # torchvision.models.resnet50(...), keras.applications.ResNet50(...)
     if (qual in lex["checkpoint_loaders"] or leaf in lex["checkpoint_loader_leaves"]) and first is not None:
-        return first, f"`{call.name}(...)`", None  # None: a weights file, named by its path
+        return first, how, None  # None: a weights file, named by its path
     if "model" in kw and (leaf in _API_LEAVES or leaf in lex["model_keyword_leaves"] or leaf[:1].isupper()
                           or qual.startswith(tuple(lex["api_modules"]))):
         certain = leaf in _API_LEAVES or qual.startswith(tuple(lex["api_modules"]))
@@ -235,7 +236,7 @@ def _name_args(call, lex: dict) -> tuple[ast.expr | None, str, bool | None] | No
 
 
 def find_uses(ctx, scope: str | None, rule: dict) -> list[Use]:
-    lex = _lexicon(rule)
+    lex = ctx.memo("protocol.model.lexicon", lambda: _lexicon(rule))
     out: list[Use] = []
     for view in views_mentioning(ctx, _NEEDLES, scope):
         path = view.path
@@ -272,16 +273,12 @@ def find_uses(ctx, scope: str | None, rule: dict) -> list[Use]:
 
 def _strings(ctx, view, fn, expr: ast.expr, line: int, depth: int):
     """The model names an argument can hold: [(text, setting it came from, list element/call site)], or None."""
-    if isinstance(expr, ast.Name) and fn is not None:
-        loop = _loop_over(fn.node, expr.id, line)
+    if isinstance(expr, ast.Name):
+        loop = _loop_over(fn.node if fn is not None else view.tree, expr.id, line)
         if loop is not None:
             return _elements(ctx, view, fn, loop, line)
-        if expr.id in fn.params and not _assigned(fn.node, expr.id, line):
+        if fn is not None and expr.id in fn.params and not _assigned(fn.node, expr.id, line):
             return _from_call_sites(ctx, fn, expr.id, depth) if depth > 0 else None
-    if isinstance(expr, ast.Name) and fn is None:
-        loop = _loop_over(view.tree, expr.id, line)
-        if loop is not None:
-            return _elements(ctx, view, fn, loop, line)
     resolver = Resolver(ctx, view, fn.node.body if fn else None)
     value = resolver.value(expr, line=line)
     via = resolver.trail[-1] if resolver.trail else None
@@ -333,22 +330,25 @@ def _from_call_sites(ctx, fn, param: str, depth: int):
     index = fn.params.index(param)
     method = bool(fn.params) and fn.params[0] in ("self", "cls")
     out = []
-    for view in views_mentioning(ctx, (fn.name + "(",)):
+    for view, call in _calls_named(ctx, fn.name):
         path = view.path
-        for call in view.calls:
-            if call.leaf != fn.name:
-                continue
-            expr = next((k.value for k in call.node.keywords if k.arg == param), None)
-            position = index - (1 if method and "." in call.name else 0)
-            if expr is None and 0 <= position < len(call.node.args):
-                expr = call.node.args[position]
-            if expr is None:
-                continue
-            values = _strings(ctx, view, view.function_of(call.scope), expr, call.line, depth - 1)
-            if values is None:
-                return None  # one caller we cannot read: the parameter is not known
-            out += [(t, via, origin or (path, call.line)) for t, via, origin in values]
+        expr = next((k.value for k in call.node.keywords if k.arg == param), None)
+        position = index - (1 if method and "." in call.name else 0)
+        if expr is None and 0 <= position < len(call.node.args):
+            expr = call.node.args[position]
+        if expr is None:
+            continue
+        values = _strings(ctx, view, view.function_of(call.scope), expr, call.line, depth - 1)
+        if values is None:
+            return None  # one caller we cannot read: the parameter is not known
+        out += [(t, via, origin or (path, call.line)) for t, via, origin in values]
     return out or None
+
+
+def _calls_named(ctx, name: str) -> list:
+    """(view, call) for every call whose leaf is ``name``, once per run (methods of one name share the scan)."""
+    return ctx.memo(f"protocol.model.calls:{name}",
+                    lambda: [(v, c) for v in views_mentioning(ctx, (name + "(",)) for c in v.calls if c.leaf == name])
 
 
 def _lexicon(rule: dict) -> dict:
@@ -377,11 +377,11 @@ def _evidence(ctx, use: Use) -> list:
 
 
 def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
-    names = Names(rule)
+    names = ctx.memo("protocol.model.names", lambda: Names(rule))
     expect = str(params["expect"])
     canon = names.canonical(expect)
-    uses = find_uses(ctx, scope, rule)
-    spellings = [expect, canon, *names.aliases(canon, rule)]
+    uses = ctx.memo(f"protocol.model.uses:{scope or ''}", lambda: find_uses(ctx, scope, rule))  # one scan per scope
+    spellings = [expect, canon, *names.aliases(canon)]
     known = [(u, _related(canon, u.name, names)) for u in uses if u.name and not u.checkpoint]
     same = [u for u, r in known if r == "same"]
     same += [u for u in uses if u.checkpoint and _file_names(u.name, spellings)]

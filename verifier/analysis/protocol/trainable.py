@@ -67,8 +67,7 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
 def _evaluate(raw: str, ctx, scope: str | None, only: bool) -> CheckResult:
     key = norm(raw.rsplit(".", 1)[-1])
     views = views_mentioning(ctx, [], scope, ml_only=True)
-    seen = [(v, n) for v in views for n in _occurrences(v, key)][:1]
-    if not seen:
+    if not any(True for v in views for _ in _occurrences(v, key)):
         return CheckResult.failed(KIND, Status.missing, f"`{raw}` not found in the code", [])
     enables = [(v, n, why) for v in views for n, why in _enables(v, key)]
     enables = [e for e in enables if scope_admits(scope, frozen._scope_of(e[0], e[1]))]
@@ -215,14 +214,7 @@ def _holds(test: ast.AST, var: str, key: str, for_key: bool) -> bool | None:
         if isinstance(test.op, ast.And):
             return False if False in parts else None if None in parts else True
         return True if True in parts else None if None in parts else False
-    words = None
-    negate = False
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Name) \
-            and test.comparators[0].id == var and isinstance(test.ops[0], (ast.In, ast.NotIn)):
-        words, negate = frozen._strings(test.left), isinstance(test.ops[0], ast.NotIn)
-    elif isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and isinstance(test.func.value, ast.Name) \
-            and test.func.value.id == var and test.func.attr in ("startswith", "endswith") and test.args:
-        words = frozen._strings(test.args[0])
+    words, negate = frozen._name_test(test, var)
     if not words:
         return None
     if for_key:
@@ -267,9 +259,9 @@ def _grad_flags(loop: ast.For, var: str, key: str, for_key: bool) -> Iterator[tu
 
 def _name_loops(view: FileView) -> Iterator[tuple[ast.For, str, str]]:
     for node in ast.walk(view.tree):
-        if isinstance(node, (ast.For, ast.AsyncFor)) and _named_parameters_owner(node.iter) and \
+        if isinstance(node, (ast.For, ast.AsyncFor)) and (owner := _named_parameters_owner(node.iter)) and \
                 isinstance(node.target, ast.Tuple) and node.target.elts and isinstance(node.target.elts[0], ast.Name):
-            yield node, node.target.elts[0].id, _named_parameters_owner(node.iter) or ""
+            yield node, node.target.elts[0].id, owner
 
 
 def _filters_freezing_others(view: FileView, key: str, owners: list[str]) -> Iterator[ast.AST]:
