@@ -54,6 +54,8 @@ PASS_PARAMS = {
     "trainable": {"name": "lora_R", "only": True},
     "augmentation": {"expect": ["horizontal_flip", "random_crop"]},
     "model": {"expect": "Llama-3.2 3B"},
+    "strings": {"expect": ["Who made you?", "a photo of a {c}", "Let's think step by step"]},
+    "target-modules": {"expect": ["query", "value"]},
 }
 # Names outside the rules' lexicons take the word-piece path (timed apart, not part of the ratio).
 UNLISTED_PARAMS = {

@@ -248,8 +248,12 @@ def test_a_value_the_method_achieves_is_a_reported_result():
 
 def test_the_reason_left_for_the_judge_names_what_no_check_kind_covers():
     result = compiled("Rollout config: horizon=16, evaluation config: AR steps: 3-4, models: gpt-4o-mini-2024-07-18 (OpenAI)")
-    reasons = [f.reason for f in result.fragments if f.outcome == "leftover"]
-    assert reasons == ["a range (3-4) for one setting: a value check compares one value"]
+    assert [f.outcome for f in result.fragments if f.outcome == "leftover"] == []
+    # a range for one setting is a `within` check, never a list the value would have to equal
+    assert [(c.name, c.within, c.expect) for c in result.checks if c.kind == "value" and c.within] == [("num_ar_steps", [3, 4], None)]
+    span = compiled("Adapter placement: Layers: 6-11")
+    assert [c for c in span.checks if c.kind == "value"] == []
+    assert [f.reason for f in span.fragments if f.outcome == "leftover"][0].startswith("a range (6-11) with no parameter name")
     # an API id with its provider is a model the run queries: the `model` rule checks it
     assert [c.expect for c in result.checks if c.kind == "protocol" and c.rule == "model"] == ["gpt-4o-mini-2024-07-18"]
     assert [f.outcome for f in result.fragments if "gpt-4o" in f.text] == ["typed"]
@@ -282,3 +286,21 @@ def test_a_symbol_interval_is_also_looked_for_as_the_symbol_range():
     # a tuple-valued setting keeps its own name only
     (betas,) = [c for c in compiled("Adam betas=(0.9, 0.999)").checks if c.kind == "value"]
     assert not any(n.endswith("_range") for n in betas.all_names())
+
+
+@pytest.mark.parametrize(
+    "claim, expect",
+    [
+        ("Query each model and output 512 tokens", 512),
+        ("generate up to 256 tokens per prompt", 256),
+        ("responses of at most 1024 tokens", 1024),
+    ],
+)
+def test_a_generation_verb_before_a_token_count_names_the_generation_length(claim, expect):
+    result = compiled(claim)
+    assert [(c.name, c.expect) for c in result.checks] == [("max_new_tokens", expect)]
+    assert [f.outcome for f in result.fragments] == ["typed"]
+
+
+def test_a_token_count_without_a_generation_verb_is_not_a_generation_length():
+    assert all(c.name != "max_new_tokens" for c in compiled("trained on sequences of 2048 tokens").checks)

@@ -58,11 +58,25 @@ def dumps(result) -> list[dict]:
             [{"kind": "protocol", "rule": "trainable", "name": "B"}, {"kind": "protocol", "rule": "trainable", "name": "A"}],
         ),
         ("the adapters are updated", [{"kind": "protocol", "rule": "trainable", "name": "adapter"}]),
-        ("LoRA applied to q_proj and v_proj", [{"kind": "value", "name": "target_modules", "expect": ["q_proj", "v_proj"]}]),
+        # code names become families, so a check holds on Llama (q_proj), BERT (query) or a fused qkv alike
+        ("LoRA applied to q_proj and v_proj", [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"]}]),
         (
             "LoRA applied to q_proj, k_proj and v_proj",
-            [{"kind": "value", "name": "target_modules", "expect": ["q_proj", "k_proj", "v_proj"]}],
+            [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "key", "value"]}],
         ),
+        ("LoRA applied to attn.c_attn and attn.c_proj",
+         [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "key", "value", "attention-output"]}]),
+        # a code name the family table lacks keeps the exact value check on the setting
+        ("LoRA applied to lora_x_proj and v_proj", [{"kind": "value", "name": "target_modules", "expect": ["lora_x_proj", "v_proj"]}]),
+        ("LoRA applied to the query and value projections",
+         [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"]}]),
+        ("Low-rank updates applied to W_Q and W_V matrices only",
+         [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"]}]),
+        ("LoRA applied to W_{Q/V}", [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"]}]),
+        ("LoRA modifies the Q/K/V projections within the attention block",
+         [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "key", "value"]}]),
+        ("LoRA applied to self-attention layers only", [{"kind": "protocol", "rule": "target-modules", "expect": ["attention"]}]),
+        ("LoRA applied to all linear layers", [{"kind": "protocol", "rule": "target-modules", "expect": ["all-linear"]}]),
     ],
 )
 def test_whole_statements_become_exact_checks(claim, checks):
@@ -80,7 +94,11 @@ def test_whole_statements_become_exact_checks(claim, checks):
         ("W_0 frozen", "the paper symbol W_0 names no code object (add an alias)"),
         ("moments initialized to zero", "'moments' is optimiser or runtime state, not a parameter"),
         ("biases initialized to zero", "an initialisation of every layer's weights or biases"),
-        ("LoRA applied to the query and value projections", "placement (which modules the method is attached to) in plain words"),
+        ("LoRA applied to the gating projections", "placement (which modules the method is attached to) in plain words"),
+        ("LoRA applied to query and the router layers", "placement (which modules the method is attached to) in plain words"),
+        ("Adapters inserted after the MLP block of every layer", "placement by position in the block"),
+        ("Dropout applied to the attention weights", "placement of something no adaptation method names"),
+        ("Standard LoRA (baseline): applied to the query and value projections", "describes a baseline or an ablation"),
         ("the prediction head is initialized from the text embeddings", "initialised from another tensor or model"),
     ],
 )
@@ -267,4 +285,44 @@ def test_placement_in_code_names_is_checked_against_the_lora_config(tmp_path):
     assert (good.status.value, good.score) == ("pass", 1.0) and _where(good.checks[0])[0][:2] == ("model.py", 5)
     drifted = _verdict(tmp_path / "b", source.replace('"v_proj"', '"o_proj"'), claim="LoRA applied to q_proj and v_proj")
     assert (drifted.status.value, drifted.score) == ("partial", 0.5)
-    assert "has 1 of the 2 claimed elements" in drifted.checks[0].message
+    assert "attached to query, attention-output" in drifted.checks[0].message
+    assert _where(drifted.checks[0])[0][:2] == ("model.py", 5)
+
+
+def test_a_target_list_cut_at_its_commas_compiles_once_per_heading_segment():
+    claim = ("LoRA target modules: key, value, query, attention output, all FC layers (7B models); "
+             "self-attention layers only (the encoder runs).")
+    result = compiled(claim)
+    assert dumps(result) == [
+        {"kind": "protocol", "rule": "target-modules", "expect": ["query", "key", "value", "attention-output", "mlp"]},
+        {"kind": "protocol", "rule": "target-modules", "expect": ["attention"]},
+    ]
+    assert result.coverage == "full"
+
+
+def test_a_placement_in_plain_words_is_checked_on_a_fused_qkv(tmp_path):
+    source = (
+        "import torch.nn as nn\n\n\n"
+        "class LoRAQKV(nn.Module):\n"
+        "    def __init__(self, qkv, r):\n"
+        "        super().__init__()\n"
+        "        self.qkv, self.dim = qkv, qkv.in_features\n"
+        "        self.q = nn.Sequential(nn.Linear(self.dim, r), nn.Linear(r, self.dim))\n"
+        "        self.v = nn.Sequential(nn.Linear(self.dim, r), nn.Linear(r, self.dim))\n\n"
+        "    def forward(self, x):\n"
+        "        out = self.qkv(x)\n"
+        "        out[:, :, : self.dim] += self.q(x)\n"
+        "        out[:, :, -self.dim :] += self.v(x)\n"
+        "        return out\n\n\n"
+        "def add_lora(vit):\n"
+        "    for blk in vit.blocks:\n"
+        "        blk.attn.qkv = LoRAQKV(blk.attn.qkv, 4)\n"
+    )
+    good = _verdict(tmp_path / "a", source, claim="LoRA applied to W_Q and W_V only")
+    assert (good.status.value, good.score) == ("pass", 1.0)
+    assert [(f, n) for f, n, _ in _where(good.checks[0])] == [("model.py", 11), ("model.py", 13), ("model.py", 14), ("model.py", 20)]
+    whole = source.replace("        out[:, :, : self.dim] += self.q(x)\n        out[:, :, -self.dim :] += self.v(x)\n",
+                           "        out = out + self.v(x).repeat(1, 1, 3)\n")
+    drifted = _verdict(tmp_path / "b", whole, claim="LoRA applied to W_Q and W_V only")
+    assert (drifted.status.value, drifted.score) == ("partial", 0.75)
+    assert "attached to query, key, value" in drifted.checks[0].message

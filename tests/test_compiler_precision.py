@@ -71,7 +71,6 @@ def test_no_typed_check_under_a_name_the_context_contradicts(claim, wrong_name):
         "Efficiency ratio: eta = (4 * 16^2)^2 / (2^2 + 4^2) = 15",
         "Encoder: y = E_omega(x), x_hat = D_omega(y)",
         "Compute chunk-wise FVD between AR step 1 and steps 2-6",
-        "evaluation protocol: AR steps: 6-7",
         "shifting a low-ranked model by 1 to 50 positions",
     ],
 )

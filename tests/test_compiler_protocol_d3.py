@@ -487,7 +487,7 @@ def test_end_to_end_training_size_sweep_with_a_size_missing_is_partial(tmp_path)
 def test_heading_names_the_parameter_of_a_swept_value():
     result = compiled("Sensitivity analysis: DDIM sampling steps. Test steps in {20, 50, 100} on CIFAR-10.")
     assert dumps(result) == [
-        {"target": "DDIMScheduler | DDIMSampler | ddim_sample_loop"},
+        {"target": "DDIMScheduler | DDIMSampler | ddim_sample_loop | ddim_sample"},
         {"name": "sampling_steps", "sweep": [20, 50, 100]},
         {"rule": "dataset", "expect": "CIFAR10"},
     ]

@@ -142,3 +142,28 @@ def test_missing_root(tmp_path):
     (tmp_path / "file.py").write_text("")
     with pytest.raises(NotADirectoryError):
         build_index(tmp_path / "file.py")
+
+
+def test_a_test_named_helper_that_code_imports_is_code(tmp_path):
+    """`test_util.py` beside `main.py` that `main.py` imports holds the project's evaluation, not a unit test; a
+    real test file (nothing imports it) and a helper in tests/ stay tests."""
+    from verifier.index.build import build_index
+    from verifier.index.facts import FileRole
+
+    files = {
+        "main.py": "from test_util import evaluate\nfrom pkg.train import fit\n\nevaluate(fit())\n",
+        "test_util.py": "def evaluate(model):\n    return model\n",
+        "test_main.py": "from main import evaluate\n\n\ndef test_it():\n    assert evaluate(1) == 1\n",
+        "pkg/__init__.py": "",
+        "pkg/train.py": "from .test_helpers import loss\n\n\ndef fit():\n    return loss()\n",
+        "pkg/test_helpers.py": "def loss():\n    return 0.0\n",
+        "tests/test_util2.py": "def helper():\n    return 1\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    roles = {p: f.role for p, f in build_index(tmp_path, use_cache=False).files.items()}
+    assert roles["test_util.py"] is FileRole.code
+    assert roles["pkg/test_helpers.py"] is FileRole.code
+    assert roles["test_main.py"] is FileRole.test
+    assert roles.get("tests/test_util2.py", FileRole.test) is FileRole.test

@@ -233,3 +233,27 @@ def test_non_ascii_columns(tmp_path):
     call = [c for c in facts.calls if c.callee == "f"][0]
     assert call.args == ('"é"',) and call.kwargs == (("lr", "0.1"),)
     assert [b.value for b in facts.bindings if b.path == "name"] == ["β"]
+
+
+def test_a_call_through_a_chosen_reference_calls_each_choice(tmp_path):
+    """`fn = self.a if c else self.b; fn(x)` (the DDPM/DDIM sampler switch) is a call of both; a rebound name is not."""
+    root = make_repo(tmp_path, {"diffusion.py": textwrap.dedent('''\
+        import torch.nn.functional as F
+
+
+        class Diffusion:
+            def sample(self, shape, ddim=True):
+                sample_fn = self.p_sample_loop if not ddim else self.ddim_sample
+                return sample_fn(shape, clip=True)
+
+            def act(self, x):
+                act = F.gelu
+                act = make_act()
+                return act(x)
+    ''')})
+    index = build_index(root, use_cache=False)
+    calls = sorted((c.qualname, c.span.line) for c in index.files["diffusion.py"].calls)
+    assert ("self.ddim_sample", 7) in calls and ("self.p_sample_loop", 7) in calls and ("sample_fn", 7) in calls
+    assert not any(q == "torch.nn.functional.gelu" for q, _ in calls)  # `act` was rebound to a call's result
+    clip = [b for b in index.files["diffusion.py"].bindings if b.name == "clip"]
+    assert len(clip) == 1  # the keyword is bound once, under the call as written

@@ -13,17 +13,17 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from verifier.checks.base import Context
-from verifier.checks.value import check_value, sweep_score
+from values_helpers import indexed_repo, run_value
+
+from verifier.checks.value import sweep_score
 from verifier.compiler import compile_claim
-from verifier.index.build import build_index
 from verifier.index.facts import BindingKind
 from verifier.index.shell import MAX_SWEEP_VALUES
 from verifier.results import Status
 from verifier.spec import schema
 from verifier.spec.errors import SpecError
 from verifier.spec.load import load_spec
-from verifier.spec.model import SAU, Spec, ValueCheck
+from verifier.spec.model import SAU, ValueCheck
 
 TRAIN = """\
 import argparse
@@ -42,16 +42,7 @@ if __name__ == "__main__":
 """
 
 
-def repo(tmp_path: Path, files: dict[str, str]):
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return build_index(tmp_path, use_cache=False)
-
-
-def run(index, **check):
-    return check_value(ValueCheck(**check), Context(index=index, spec=Spec()))
+repo, run = indexed_repo, run_value
 
 
 def located(result) -> list[tuple[str, int, str]]:
@@ -71,7 +62,7 @@ def test_a_sweep_loads_and_needs_exactly_one_of_expect_and_sweep(tmp_path):
     assert (check.sweep, check.expect, check.expected()) == ([8, 16], None, [8, 16])
     for text, says in [
         ("{kind: value, name: lora_rank, expect: 8, sweep: [8, 16]}", "exactly one of `expect`"),
-        ("{kind: value, name: lora_rank}", "needs `expect` (the value) or `sweep`"),
+        ("{kind: value, name: lora_rank}", "needs `expect` (the value), `sweep`"),
         ("{kind: value, name: lora_rank, sweep: []}", "at least 1 item"),
         ("{kind: value, call: torch.optim.Adam, arg: lr, sweep: [1, 2]}", "not to `call` with `arg`"),
     ]:

@@ -83,3 +83,24 @@ def launch(target: str, at: str, flags: dict[str, str], env: dict[str, str] | No
     file, _, line = at.rpartition(":")
     return Launch("python", target, tuple(flags.items()), Span(file, int(line), int(line)),
                   tuple((env or {}).items()))
+
+
+def indexed_repo(root: Path, files: dict[str, str]) -> RepoIndex:
+    """Write ``files`` under ``root`` and index them for real (no cache)."""
+    from verifier.index.build import build_index
+
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return build_index(root, use_cache=False)
+
+
+def run_value(index: RepoIndex, **check: object):
+    """One `value` check over ``index`` with an empty spec."""
+    from verifier.checks.base import Context
+    from verifier.checks.value import check_value
+    from verifier.spec.model import Spec, ValueCheck
+
+    return check_value(ValueCheck(**check), Context(index=index, spec=Spec()))
+

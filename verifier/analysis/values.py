@@ -363,11 +363,44 @@ class ValueResolver:
             fallback = self._resolve_names(strong + weak, scope, preferred, frozenset(weak), apis)
             if fallback.top:  # a generic name (`alpha`, `t`) counts only when it folds to a value
                 resolution = fallback
+        apis = tuple(self.lexicon.apis(given))
+        if apis and not resolution.unresolved and all(self._api_keyword(c.binding, apis) for c in resolution.top):
+            # keywords at the API's calls and positions at others are the same kind of setting: read both
+            resolution.top = resolution.top + self._positional_arguments(strong, scope, apis)
         if not resolution.top and not resolution.unresolved:
             resolution.library_default = self._library_default_for(
                 resolution.names, scope, set(weak), tuple(self.lexicon.apis(given))
             )
         return resolution
+
+    def _positional_arguments(self, names: Iterable[str], scope: str | None, apis: tuple[str, ...]) -> list[Candidate]:
+        """A parameter passed by position to an API the lexicon lists for it (``nn.Conv2d(c, c, 3)`` sets
+        ``kernel_size``): no binding is written under its name, so the library's parameter order says which it is.
+        Keywords are bindings already; only positions are read here."""
+        wanted = {n.lower() for n in names}
+        out: list[Candidate] = []
+        for api in apis:
+            entry = self.library.lookup(api)
+            if entry is None:
+                continue
+            for param in [p for p in entry.params if p.lower() in wanted]:
+                position = entry.position_of(param)
+                for site in self._sites(api, scope):
+                    if position is None or position >= len(site.args) or self._site_excluded(site):
+                        continue
+                    if any(k == param for k, _ in site.kwargs) or any(a.startswith("*") for a in site.args[: position + 1]):
+                        continue
+                    expr = site.args[position]
+                    cand = self.value_at(expr, site.span.file, site.scope, site.span.line)
+                    if cand is None or not cand.resolved:
+                        continue
+                    binding = Binding(param, f"{site.qualname}.{param}", BindingKind.kwarg, expr, cand.value, True,
+                                      site.scope, site.span, site.qualname)
+                    link = Link(site.span.file, site.span.line, site.span.end_line, BindingKind.kwarg.value, param,
+                                f"{site.callee}(... {expr} ...) (position {position})", cand.value)
+                    source = cand.source if cand.chain else binding
+                    out.append(Candidate(binding, cand.value, True, cand.tier, source, (link, *cand.chain)))
+        return sorted(out, key=lambda c: (c.binding.span.file, c.binding.span.line, repr(c.value)))
 
     def _api_keyword(self, b: Binding, apis: tuple[str, ...]) -> bool:
         """Is ``b`` a keyword passed to one of ``apis`` (so a generic name like ``r`` is meant)?"""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
+from collections.abc import Callable
 from typing import Any
 
 from verifier.analysis.calibration import compare, fmt
@@ -48,6 +50,10 @@ def check_value(check: ValueCheck, ctx: Context) -> CheckResult:
             return _check_sweep(check, ctx, resolver)
         if check.call and check.arg is not None:
             return _check_call_arg(check, ctx, resolver)
+        if check.within is not None:
+            return _check_names(check, ctx, resolver, _within_grader(check.within, check.tolerance), check.within)
+        if check.same_as is not None:
+            return _check_same_as(check, ctx, resolver)
         return _check_names(check, ctx, resolver)
     except (RecursionError, MemoryError):
         return CheckResult.errored(KIND, "value resolution exceeded its depth or memory bound")
@@ -56,21 +62,33 @@ def check_value(check: ValueCheck, ctx: Context) -> CheckResult:
 
 
 # ----- by name ----------------------------------------------------------------------------------------------
-def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> CheckResult:
+Grader = Callable[..., tuple[Status, float, str]]
+
+
+def _check_names(
+    check: ValueCheck, ctx: Context, resolver: ValueResolver, grade: Grader | None = None, claimed: Any = None
+) -> CheckResult:
+    """``grade(actual, library_default=False)`` decides a found value (default: equals ``expect``); ``claimed`` is
+    what the message says was claimed."""
     names = check.all_names()
     label = names[0]
     res = resolver.resolve(names, check.scope)
-    details: dict[str, Any] = {"names": list(res.names), "expected": _plain(check.expect)}
+    if grade is None:
+        grade = lambda actual, library_default=False: compare(  # noqa: E731
+            check.expect, _square_size(names, check.expect, actual), check.tolerance, library_default=library_default
+        )
+        claimed = check.expect
+    details: dict[str, Any] = {"names": list(res.names), "expected": _plain(claimed)}
     context = _context_evidence(ctx, res)
     details["excluded"] = [link.to_json() for link in sorted(res.excluded + res.stubs, key=_link_key)[:MAX_DETAILS]]
 
     if res.top:
-        graded = [(c, compare(check.expect, _square_size(names, check.expect, c.value), check.tolerance)) for c in res.top]
+        graded = [(c, grade(c.value)) for c in res.top]
         best, (status, score, reason) = max(graded, key=lambda g: g[1][1])
         message = f"{best.binding.name} = {fmt(best.value)} ({_provenance(ctx, best, res.overridden)})"
         others = sorted({fmt(c.value) for c, _ in graded if c is not best and not _same(c.value, best.value)})
         if status is not Status.pass_:
-            message += f"; claimed {fmt(check.expect)}: {reason}"
+            message += f"; claimed {_claimed_text(check, claimed)}: {reason}"
         if others:
             shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
             message += f"; other values at the same precedence: {shown}"
@@ -105,10 +123,10 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
 
     if res.library_default is not None:
         link = res.library_default
-        status, score, reason = compare(check.expect, link.value, check.tolerance, library_default=True)
+        status, score, reason = grade(link.value, library_default=True)
         message = f"{link.name} = {fmt(link.value)} ({link.note}: {link.expr} at {link.where()})"
         if status is not Status.pass_:
-            message += f"; claimed {fmt(check.expect)}: {reason}"
+            message += f"; claimed {_claimed_text(check, claimed)}: {reason}"
         details.update(actual=_plain(link.value), effective=link.to_json(), chain=[link.to_json()])
         return _result(status, score, message, [_evidence(ctx, link, "library-default")] + context, details)
 
@@ -122,6 +140,100 @@ def _check_names(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> Ch
         return CheckResult.failed(KIND, Status.missing, message, _sorted(context), **details)
 
     return _no_binding(label, res, details)
+
+
+def _claimed_text(check: ValueCheck, claimed: Any) -> str:
+    if check.within is not None:
+        return f"within [{fmt(check.within[0])}, {fmt(check.within[1])}]"
+    if check.same_as is not None:
+        return f"equal to {check.same_as} ({fmt(claimed)})"
+    return fmt(claimed)
+
+
+# ----- an interval ------------------------------------------------------------------------------------------
+def _within_grader(bounds: list[float], tolerance: float | None) -> Grader:
+    """Inside [low, high] passes; outside, the value is graded against the nearer bound as an ``expect`` would be
+    (just past the bound is a minor deviation, far past it a contradiction)."""
+    low, high = bounds
+
+    def grade(actual: Any, library_default: bool = False) -> tuple[Status, float, str]:
+        number = _number(actual)
+        if number is None:
+            return compare(low, actual, tolerance, library_default=library_default)
+        if low <= number <= high:
+            return Status.pass_, 1.0, "inside the interval"
+        nearer = low if number < low else high
+        status, score, reason = compare(nearer, number, tolerance, library_default=library_default)
+        if status is Status.pass_:  # within the tolerance of a bound
+            return status, score, f"at the bound {fmt(nearer)} within tolerance"
+        return status, score, f"outside the interval ({reason})"
+
+    return grade
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+# ----- equal to another parameter ---------------------------------------------------------------------------
+def _check_same_as(check: ValueCheck, ctx: Context, resolver: ValueResolver) -> CheckResult:
+    """``alpha`` bound to ``r`` (its chain reads r) passes whatever r is; otherwise both must resolve and be equal.
+    The other parameter missing or unresolved leaves nothing to compare: missing / unverified, never a guess."""
+    other = resolver.resolve([check.same_as], check.scope)
+    reads_other = set(other.names)
+    mine = resolver.resolve(check.all_names(), check.scope)
+    for cand in mine.top:
+        read = next((link for link in cand.chain[1:] if link.name.rsplit(".", 1)[-1] in reads_other), None)
+        if read is not None:
+            message = (
+                f"{cand.binding.name} is bound to {read.name} ({cand.binding.span.file}:{cand.binding.span.line} "
+                f"reads {read.name} at {read.where()})"
+            )
+            evidence = [_evidence(ctx, cand.chain[0], "effective"), _evidence(ctx, read, "input")]
+            details = {"names": list(mine.names), "expected": check.same_as, "actual": _plain(cand.value),
+                       "chain": [link.to_json() for link in cand.chain][:MAX_DETAILS]}
+            return _result(Status.pass_, 1.0, message, evidence, details)
+    target = _one_value(other)
+    if target is None:
+        label = check.same_as
+        details = {"names": list(other.names), "expected": check.same_as}
+        if other.unresolved:
+            return _unresolved(ctx, label, other, [], details)
+        if not other.found:
+            result = _no_binding(label, other, details)
+            return CheckResult.failed(KIND, Status.missing, f"nothing to compare with: {result.message}", (), **details)
+        values = sorted({fmt(c.value) for c in other.top})
+        return CheckResult.unverified(
+            KIND, f"{label} takes several values ({', '.join(values[:5])}): which one is compared is not decided", (), **details
+        )
+    value, link = target
+    result = _check_names(
+        check,
+        ctx,
+        resolver,
+        lambda actual, library_default=False: compare(value, actual, check.tolerance, library_default=library_default),
+        value,
+    )
+    if result.status in (Status.unverified, Status.error):
+        return result
+    source = _evidence(ctx, link, "compared-with")
+    return replace(result, evidence=_sorted([*result.evidence, source]), details={**result.details, "same_as": link.to_json()})
+
+
+def _one_value(res: Resolution) -> tuple[Any, Link] | None:
+    """The other parameter's effective value when it has exactly one (its top candidates agree, or the library
+    default), with where it is set."""
+    if res.top:
+        values = {repr(_plain(c.value)) for c in res.top}
+        if len(values) != 1:
+            return None
+        best = min(res.top, key=lambda c: _link_key(_source_link(c)))
+        return best.value, _source_link(best)
+    if res.library_default is not None:
+        return res.library_default.value, res.library_default
+    return None
 
 
 # Settings whose one number means a square: ``image_size = 256`` is a 256×256 image.

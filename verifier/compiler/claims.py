@@ -18,7 +18,8 @@ from typing import Any, Literal, TypeGuard
 from pydantic import TypeAdapter, ValidationError
 
 from verifier.compiler import context, distributions, formulas, numbers, orders, pseudocode, terms
-from verifier.compiler import method_claims, protocol_claims
+from verifier.compiler import method_claims, protocol_claims, quoted
+from verifier import rules
 from verifier.spec.model import (
     SAU,
     CallCheck,
@@ -139,6 +140,40 @@ _SPLIT_RATIO_RE = re.compile(
 )
 _NAMED_SPLIT_RE = re.compile(r"(?P<names>(?:train\w*|val\w*|test\w*)(?:\s*/\s*(?:train\w*|val\w*|test\w*)){1,2})\s+split\s+(?P<nums>\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?){1,2})", re.IGNORECASE)
 _PCT_SPLIT_RE = re.compile(r"(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:for\s+)?(?P<part>train(?:ing)?|validation|val|test(?:ing)?)\b", re.IGNORECASE)
+
+
+# "3x3 conv kernels", "3×3 convolutions", "1x1 conv": the kernel size of the convolutions (a square or cube kernel)
+_SQUARE_KERNEL = re.compile(
+    r"(?<![\w.×x])(?P<n>[1-9])\s*[x×]\s*(?P=n)(?:\s*[x×]\s*(?P=n))?\s+"
+    r"(?:conv(?:olution(?:al)?)?s?|conv[123]d)\b(?:\s+(?:kernels?|filters?|layers?))?",
+    re.IGNORECASE,
+)
+_COUNT_NOUNS = r"(?:samples|examples)"  # "50000/10000 images" of a dataset the repo downloads are its statistics
+_SPLIT_COUNTS = re.compile(
+    r"(?P<names>(?:train\w*|val\w*|test\w*|dev)(?:\s*/\s*(?:train\w*|val\w*|test\w*|dev)){1,2})\s*(?:[:=]|\bsplits?\b)?\s*"
+    rf"(?P<nums>\d[\d,]*(?:\s*/\s*\d[\d,]*){{1,2}})\s+(?P<noun>{_COUNT_NOUNS})\b",
+    re.IGNORECASE,
+)
+
+
+def _split_counts(body: str, b: "_Builder", label: str = "") -> tuple[list[int], str]:
+    """"train/val/test: 8000/1000/1000 samples": how many examples each split has (num_train_samples, ...), read
+    before the numbers are taken one by one (where the last would name all the samples); the span is blanked."""
+    made: list[int] = []
+    if label and re.fullmatch(r"(?:train\w*|val\w*|test\w*|dev)(?:\s*/\s*(?:train\w*|val\w*|test\w*|dev)){1,2}", label.strip(), re.IGNORECASE):
+        whole = f"{label.strip()}: {body}"
+        match = _SPLIT_COUNTS.match(whole)
+        if match and match.end() > len(label.strip()) + 2:
+            made, rest = _split_counts(whole, b)
+            return made, rest[len(label.strip()) + 2 :]
+    for match in _SPLIT_COUNTS.finditer(body):
+        parts = [_split_part(w) for w in re.split(r"\s*/\s*", match.group("names"))]
+        counts = [int(n.replace(",", "")) for n in re.split(r"\s*/\s*", match.group("nums"))]
+        if len(parts) != len(counts) or len(set(parts)) != len(parts) or sum(counts) in (1, 100) or min(counts) < 2:
+            continue  # a ratio (80/10/10) is the split-ratio rule's; a mismatched list is left
+        made += [b.add(_value_check(f"num_{part}_samples", count)) for part, count in zip(parts, counts)]
+        body = body[: match.start()] + " " * (match.end() - match.start()) + body[match.end() :]
+    return made, body
 
 
 def _split_part(word: str) -> str:
@@ -281,7 +316,12 @@ class _Builder:
                 check = ProtocolCheck(rule="seeds", expect=len(set(map(repr, check.sweep))))
             elif check.name not in lexicon and check.name.endswith("s") and check.name[:-1] in lexicon:
                 # "LoRA ranks r ∈ {8, 16}": each run's lora_rank
-                check = ValueCheck(name=lexicon[check.name[:-1]], names=check.names, sweep=check.sweep)
+                check = _renamed(check, lexicon[check.name[:-1]])
+        if isinstance(check, ValueCheck) and check.within is not None and check.name:
+            if _is_symbol(check.name):  # "x: 0-1": a symbol's range is its domain, kept as x_range (below)
+                check = ValueCheck(name=check.name, names=check.names, expect=list(check.within))
+            elif set(check.name.lower().split("_")) & _SPAN_WORDS:
+                return -1  # "Layers: 6-11" says which layers (an index span), not how many
         if isinstance(check, ValueCheck) and _is_interval(check.expect) and check.name and _is_symbol(check.name):
             # "alpha in [1, 3]", "x in [0, 1]": code keeps a symbol's interval as alpha_range, x_domain, ...
             spans = [f"{check.name}{suffix}" for suffix in _INTERVAL_SUFFIXES]
@@ -293,7 +333,7 @@ class _Builder:
                 self.ambiguous.append(check.name)
                 return -1
             if name != check.name:
-                check = ValueCheck(name=name, names=check.names, **_expectation(check.expected(), check.sweep))
+                check = _renamed(check, name)
         key = repr(sorted(check.model_dump(by_alias=True, exclude_none=True).items(), key=lambda kv: kv[0]))
         if key not in self.keys:
             self.keys[key] = len(self.checks)
@@ -317,11 +357,32 @@ class Sweep(list):
     one tuple-valued setting (``betas (0.9, 0.999)``, ``256×256``): compiled to ``sweep``, not a list ``expect``."""
 
 
+class Interval(list):
+    """A setting written as a range for one run ("AR steps: 6-7", "lr = 1e-4 to 3e-4"): the value lies between the
+    ends (``within``), as opposed to a bracketed interval setting (``alpha_range: [0, 1]``) or a sweep."""
+
+
+def _written_range(text: str, value: Any) -> Any:
+    """``value`` as an Interval when ``text`` writes two increasing numbers as ``a-b`` / ``a to b`` (not a bracketed
+    list, a set or a shape)."""
+    if _is_interval(value) and not text.lstrip()[:1] in ("[", "{", "(") and numbers.RANGE_RE.match(text):
+        return Interval(value)
+    return value
+
+
 def _expectation(value: Any, sweep: Any = None) -> dict[str, Any]:
-    """The ValueCheck field a compiled value goes in: ``sweep`` for a Sweep, else ``expect``."""
+    """The ValueCheck field a compiled value goes in: ``sweep`` for a Sweep, ``within`` for an Interval, else
+    ``expect``."""
     if sweep is not None or isinstance(value, Sweep):
         return {"sweep": list(value)}
+    if isinstance(value, Interval):
+        return {"within": list(value)}
     return {"expect": value}
+
+
+def _renamed(check: ValueCheck, name: str) -> ValueCheck:
+    """The same expectation (expect, sweep, within or same_as) under another name."""
+    return check.model_copy(update={"name": name})
 
 
 def _value_check(name: str, expect: Any) -> Any:
@@ -560,12 +621,13 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
     if match and _DERIVED_KEY.search(match.group("keys")):
         return [], "a derived count (an expression = its value): it follows from the settings, no code sets it"
     if not match:
-        whole = numbers.parse_value(_PAREN_TAIL.sub("", body).strip())
+        written = _PAREN_TAIL.sub("", body).strip()
+        whole = _written_range(written, numbers.parse_value(written))
         if whole is None and label and own_label:
             whole = _leading_number(body)  # "Subsample fraction: 0.1% (1/1000) of each dataset's size"
         readable = label and whole is not None and not isinstance(whole, bool)
         name = _name_for(label, b.aliases) if readable else None
-        if readable and name is None and own_label and not terms.find_phrase(label) and not _COUNT_LABEL.search(label):
+        if readable and name is None and own_label and not terms.find_phrase(label) and not _COUNT_LABEL.search(label) and not isinstance(whole, Interval):
             name = _head_phrase(label)  # "Prompt Number: [5, 10]" -> prompt_number; not "Parameter counts: ..."
         return ([b.add(_value_check(name, whole))], "") if name else ([], "")
     raw_val = match.group("val").strip()
@@ -586,7 +648,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
     stripped = raw_val if raw_val.startswith("(") else _PAREN_TAIL.sub("", raw_val)
     val_text = _leading_value(stripped.strip().strip("~≈").strip())
     unit = ""
-    expect = numbers.parse_value(val_text)
+    expect = _written_range(val_text, numbers.parse_value(val_text))
     if expect is None:
         head = re.match(r"^(?P<v>\S+)\s+(?P<unit>[A-Za-z][\w\-]*)(?:\s.*)?$", val_text)
         if head:
@@ -921,6 +983,11 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             made.append(b.add(_value_check("target_update_interval" if target else _INTERVAL_VERBS[verb], q.value)))  # "evaluated every 500 steps"
             last_end = q.end
             continue
+        generated = _GENERATE_VERB.search(before)
+        if generated and isinstance(q.value, int) and q.unit == "tokens" and not q.percent:
+            made.append(b.add(_value_check("max_new_tokens", q.value)))  # "output 512 tokens", "generate up to 256 tokens"
+            last_end = q.end
+            continue
         upto = body[: q.start].rstrip()
         if upto.endswith("=") and _DERIVED_KEY.search(upto[:-1]):
             unnamed.append(q.raw)
@@ -1121,6 +1188,12 @@ def _milestones(points: list[tuple[numbers.Quantity, str]], body: str, b: _Build
 _BENCHMARK_LABEL = re.compile(r"\b(?:benchmarks?|suites?)\b", re.IGNORECASE)
 _BENCHMARK_PARTS = frozenset({"num_tasks", "num_groups", "num_subsets", "num_domains", "num_datasets", "num_splits"})
 _SPLIT_LABELS = {"train": "train", "training": "train", "test": "test", "testing": "test", "val": "val", "validation": "val"}
+# "output 512 tokens", "generate up to 256 new tokens", "responses of at most 1024 tokens": a generation length
+_GENERATE_VERB = re.compile(
+    r"\b(?:outputs?|output(?:ting)?|generat(?:e|es|ed|ing)|produc(?:e|es|ed|ing)|decod(?:e|es|ed|ing)|"
+    r"responses?\s+(?:of|with))\s+(?:(?:up\s+to|at\s+most|a\s+maximum\s+of|max(?:imum)?)\s+)?$",
+    re.IGNORECASE,
+)
 _INTERVAL_VERBS = {
     "evaluated": "eval_interval", "validated": "eval_interval", "saved": "save_interval", "checkpointed": "save_interval",
     "logged": "log_interval", "recomputed": "update_interval", "updated": "update_interval", "refreshed": "update_interval",
@@ -1638,7 +1711,10 @@ def _fragment(
     if dimension == Dimension.protocol and re.fullmatch(r"\s*(?:results?|findings)\s*", label_text or "", re.IGNORECASE):
         # "Results: Table 2 for 7 representative models": where the paper reports its numbers, not a setting
         return Fragment(text, "context", "reported result: where the paper reports the outcome, not a code fact")
-    per_batch = [b.add(_value_check("minibatch_size", int(m.group("n")))) for m in _PER_BATCH.finditer(body)]
+    split_counts, body = _split_counts(body, b, label_text or "")
+    split_counts += [b.add(_value_check("kernel_size", int(m.group("n")))) for m in _SQUARE_KERNEL.finditer(body)]
+    body = _SQUARE_KERNEL.sub(lambda m: " " * len(m.group(0)), body)
+    per_batch = split_counts + [b.add(_value_check("minibatch_size", int(m.group("n")))) for m in _PER_BATCH.finditer(body)]
     body = _PER_BATCH.sub(lambda m: " " * len(m.group(0)), body) if per_batch else body
     masked = _mask_formula_spans(_mask_model_names(context.mask(body)))
     if per_batch and not masked.strip():
@@ -1670,6 +1746,8 @@ def _fragment(
     if dimension == Dimension.methodological and (start := method_claims.init_assignment(body, b.claim, b.aliases)):
         made = [m for m in (b.add(check) for check in start.checks) if m >= 0]  # "R_init = I": an init check
         return Fragment(text, "typed", start.reason, tuple(made)) if made else Fragment(text, "leftover", start.reason)
+    if dimension == Dimension.numerical and (same := _same_as_setting(masked, b)) is not None:
+        return Fragment(text, "typed", "", (same,))
     made, reason = _formula_check(body, b)
     if not made and not reason and dimension == Dimension.numerical and re.search(r"=.*: [A-Za-z]\w*\s*=", body):
         # "Parameters of the cost model c = a * N + b: N = total actions": the formula, then a symbol's meaning
@@ -1679,6 +1757,8 @@ def _fragment(
             return Fragment(text, "typed", reason, tuple(made))
         made, reason = ([], "") if not made else (made, reason)
     formula_reason = "" if made else reason  # "formula not translated: ...": kept if nothing else types it
+    if not made and not formulas_only and (ranged := _range_setting(body, b, label_text if body != text.strip() else "")) is not None:
+        return Fragment(text, "typed", "", (ranged,))
     if not made and not formulas_only:
         sampled, masked = _distribution_checks(masked, b)
         made, reason = _compile_assignment(masked, b, label_text, own_label=label_text != claim_label or body != text.strip())
@@ -1745,11 +1825,101 @@ def _fragment(
     return Fragment(text, "leftover", reason)
 
 
+_NUM = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_RANGE_SETTING = re.compile(
+    rf"^(?P<key>[A-Za-z][\w\- ]{{1,40}}?)\s*(?:[:=]\s*|\s)(?P<low>{_NUM})\s*(?:[-–]|\bto\b)\s*(?P<high>{_NUM})\s*(?P<unit>(?!(?:per|for|each|depending|on|across|by)\b)[A-Za-z]+)?"
+    r"(?:\s+(?:per|for|each|depending|on|across|by)\b[^=:;]*)?\s*$"  # "... 4-6 per clip", "... depending on the dataset"
+)
+_SPAN_WORDS = frozenset("layer layers block blocks position positions index indices indexes".split())
+# "Layers: 6-11", "ranks 1-5", "Steps 1-4", "Eq. 4-5": which ones (an index span), not one setting's value
+_INDEX_NOUNS = frozenset(
+    "layer layers block blocks position positions index indices indexes rank ranks shift shifts section sections "
+    "table tables figure figures eq eqs equation equations line lines step steps stage stages phase phases "
+    "epoch epochs row rows column columns".split()
+)
+
+
+def _range_setting(masked: str, b: "_Builder", label: str = "") -> int | None:
+    """"AR steps: 6-7": one setting the paper gives as a range (it differs by run length or dataset), checked with
+    ``within``; only when the key is a parameter name and the span is not an index span ("Layers: 6-11")."""
+    match = _RANGE_SETTING.match(masked.strip())
+    if not match and label and re.match(rf"^\s*{_NUM}\s*(?:[-–]|\bto\b)", masked):
+        match = _RANGE_SETTING.match(f"{label.strip()}: {masked.strip()}")  # "autoregressive steps: 4-6 per clip"
+    if not match:
+        return None
+    low, high = numbers.parse_number(match.group("low")), numbers.parse_number(match.group("high"))
+    key = match.group("key").strip()
+    words = key.lower().split()
+    if low is None or high is None or not low < high or (len(words) == 1 and words[0] in _INDEX_NOUNS):
+        return None
+    if words[-1] in _INDEX_NOUNS - {"step", "steps", "epoch", "epochs"}:
+        return None
+    unit = (match.group("unit") or "").lower()
+    if unit and unit not in {"steps", "epochs", "iterations", "frames", "tokens", "samples"}:
+        return None  # "2-4 min", "3-5 hrs": durations the paper measured
+    name = _name_for(key, b.aliases)
+    if name is None:
+        return None
+    index = b.add(_value_check(name, Interval([low, high])))
+    return index if index >= 0 else None
+
+
+_SAME_AS = re.compile(
+    r"^(?:[^:=]{1,80}:\s*)?(?P<left>[A-Za-zα-ωΑ-Ω][\w']{0,15})\s*=\s*(?P<right>[A-Za-zα-ωΑ-Ω][\w']{0,15})"
+    r"(?P<tail>\s+(?:for|in|on|with|when)\b[^=]*|\s*\([^()=]*\))?\s*$"
+)
+
+
+@functools.cache
+def _weak_owners() -> dict[str, tuple[tuple[str, frozenset[str]], ...]]:
+    """A weak spelling (``r``, ``alpha``) -> the lexicon entries that own it, with the APIs each is an argument of."""
+    out: dict[str, list[tuple[str, frozenset[str]]]] = {}
+    for canonical, entry in sorted((rules.load("lexicon.yaml") or {}).items()):
+        if isinstance(entry, dict):
+            for weak in entry.get("weak") or []:
+                out.setdefault(str(weak).lower(), []).append((canonical, frozenset(map(str, entry.get("apis") or []))))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _canonical(symbol: str, b: "_Builder") -> str | None:
+    names = _symbol_names(symbol)
+    name = terms.name_in_context(names[0], f"{b.label} {b.fragment}", b.claim) if names else None
+    if name is None:
+        return None
+    return terms.lexicon_index().get(name.lower()) or terms.canonical_name(name, b.aliases)
+
+
+def _same_as_setting(masked: str, b: "_Builder") -> int | None:
+    """"α = r" (LoRA's alpha set to the rank): one parameter equal to another, a ``same_as`` check. Only when both
+    sides are parameters of the lexicon: the left one in this claim's context, the right one either so or a weak
+    spelling owned by a parameter of the same API (``r`` of peft.LoraConfig beside ``lora_alpha``). An equation
+    between two symbols of a derivation ("k = K") names no settings and is left."""
+    match = _SAME_AS.match(masked.strip())
+    if not match or match.group("left") == match.group("right"):
+        return None
+    left = _canonical(match.group("left"), b)
+    if left is None:
+        return None
+    entry = (rules.load("lexicon.yaml") or {}).get(left)
+    apis = frozenset(map(str, (entry or {}).get("apis") or [])) if isinstance(entry, dict) else frozenset()
+    lexicon = rules.load("lexicon.yaml") or {}
+    right = _canonical(match.group("right"), b)
+    if right is None or right not in lexicon:
+        owners = [c for c, owned in _weak_owners().get(match.group("right").lower(), ()) if apis and owned & apis and c != left]
+        right = owners[0] if len(owners) == 1 else None
+    other = lexicon.get(right) if right else None
+    if right is None or right == left or not isinstance(other, dict) or not apis & frozenset(map(str, other.get("apis") or [])):
+        return None  # two settings of one API (LoraConfig's alpha and r); "alpha = beta" across methods is not one
+    index = b.add(ValueCheck(name=left, same_as=right))
+    return index if index >= 0 else None
+
+
 def _untyped_reason(body: str, masked: str) -> str:
     """Why a fragment with no check stays for the judge, in the terms of the check kind it would need."""
     spread = re.search(r"(?<![\w.§])(\d+(?:\.\d+)?)\s*[-–]\s*(\d+(?:\.\d+)?)(?![\w.])", masked)
     if spread and float(spread.group(1)) < float(spread.group(2)):
-        return f"a range ({spread.group(0)}) for one setting: a value check compares one value"
+        return (f"a range ({spread.group(0)}) with no parameter name the compiler reads, or a span of layers or "
+                "indices (which ones, not one setting's value)")
     if _MODEL_ID.match(re.sub(r"^(?:[^:]*:\s*)", "", body).strip()):
         return "a model identifier with no role the compiler reads (fine-tuned, backbone, a list of API models): not compiled to a `model` check"
     return "no value, name, formula or sequence the compiler can type"
@@ -1788,6 +1958,9 @@ def _compile_cached(
     for ratio, span in find_split_ratios(text):
         index = b.add(ProtocolCheck(rule="split-ratio", expect=ratio))
         covered.append((span[0], span[1], [index], "split"))
+    for quoted_list in quoted.find_quoted_strings(text):  # "prompts ('Who are you?', ...)": verifier/compiler/quoted.py
+        index = b.add(ProtocolCheck(rule="strings", expect=list(quoted_list.strings)))
+        covered.append((quoted_list.span[0], quoted_list.span[1], [index], "strings"))
     swept_sizes = protocol_claims.training_size_sweeps(text) if sau.dimension == Dimension.protocol else []
     for name, values, span in _labelled_lists(text, b) + [(n, Sweep(v), s) for n, v, s in swept_sizes]:
         index = b.add(_value_check(name, values))

@@ -2,12 +2,13 @@
 
 "R is initialized to zero" (or ``R_init = 0``) is an ``init`` check on R, "B and A remain frozen throughout training" two
 ``frozen`` protocol checks, "only R is trained" a ``trainable`` check with ``only``, "R (trainable)" one without,
-"LoRA applied to q_proj and v_proj" a ``target_modules`` value. A statement is
+"LoRA applied to W_Q and W_V" (or to q_proj and v_proj) a ``target-modules`` check on the families query and value
+(module names differ by architecture; the families do not). A statement is
 typed only when it is the whole fragment (subjects, the predicate, at most a qualifier of when it holds): a
 sentence that says more stays with the judge. Names are the claim's own symbols and code names (``R``,
 ``lora_B``) or the code name of a noun (rules/claim_methods.yaml ``parts``); the checks resolve a bare symbol
 to the code names ending in it (``lora_R``). What is recognised but cannot be checked (several parts
-that alone are trained, a placement in plain words, a baseline's or an ablation's parts) is reported with the reason.
+that alone are trained, a placement no module family maps to, a baseline's or an ablation's parts) is reported with the reason.
 """
 
 from __future__ import annotations
@@ -202,14 +203,18 @@ def read(text: str, claim: str = "", aliases: dict[str, list[str]] | None = None
         return MethodFacts(checks, why)
     if _INIT_FROM.search(body):
         return MethodFacts([], "initialised from another tensor or model: no init scheme to check")
-    for start, end, modules in _code_placements(claim):
-        at = claim.find(body)
-        if modules and at >= 0 and start <= at + len(body) and at < end and (at >= start or _placement_re().search(body)):
-            return MethodFacts([ValueCheck(name="target_modules", expect=list(modules))])  # "... to q_proj, k_proj and v_proj"
+    covering = _covering(body, claim or body)
+    if covering is not None and covering.checks and _variant_heading(claim):
+        return MethodFacts([], "describes a baseline or an ablation: its parts are not the main method's code")
+    if covering is not None:
+        return covering  # "... applied to W_Q and W_V", "target modules: key, value, query"
     placement = _placement_re()
     found = placement.search(body) if placement else None
+    if found and _MODULE_WORDS.search(found.group("where")) and not _SUBJECT.search(claim or body):
+        return MethodFacts([], "placement of something no adaptation method names (no LoRA or adapter in the claim): "
+                               "the target-modules rule reads where an adapter is attached")
     if found and _MODULE_WORDS.search(found.group("where")):
-        return _placement(found.group("where"))
+        return _placement_leftover(found.group("where"), found.group(0)[: found.start("where") - found.start()])
     return None
 
 
@@ -237,26 +242,6 @@ def init_assignment(text: str, claim: str = "", aliases: dict[str, list[str]] | 
     return MethodFacts([InitCheck(name=name, expect=_INIT_VALUES[match.group("value")])])  # type: ignore[arg-type]
 
 
-_ITEM = r"`?[a-z][a-z0-9]*(?:_[a-z0-9]+)+`?|`?(?:c_attn|c_proj|qkv|fc1|fc2)`?"
-_LISTED = re.compile(rf"(?:the\s+)?(?P<list>(?:{_ITEM})(?:\s*(?:,\s*(?:and\s+|or\s+)?|\band\b|\bor\b)\s*(?:{_ITEM}))*)(?:\s+(?:modules?|layers?|projections?))?(?:\s+only)?(?=\s*(?:[.;)]|$))")
-
-
-@functools.lru_cache(maxsize=256)
-def _code_placements(claim: str) -> tuple[tuple[int, int, tuple[str, ...]], ...]:
-    """Placements whose modules are code names, read on the whole claim (once per claim, not per fragment): its
-    list runs past the commas the fragments are cut at ("applied to q_proj, k_proj and v_proj")."""
-    placement = _placement_re()
-    if placement is None or not claim:
-        return ()
-    out = []
-    for verb in re.finditer(rf"\b(?:{_alternation(_words('placement_verbs'))})\b\s*", claim, re.IGNORECASE):
-        match = _LISTED.match(claim, verb.end())
-        if match:
-            modules = tuple(m.strip("`") for m in re.split(r"\s*(?:,\s*(?:and\s+|or\s+)?|\band\b|\bor\b)\s*", match.group("list")) if m.strip("`"))
-            out.append((verb.start(), match.end(), modules))
-    return tuple(out)
-
-
 _UNNAMED_INIT = {"weight", "bias"}  # the init check reads these as slots, not as one tensor's name
 
 
@@ -279,17 +264,212 @@ _MODULE_WORDS = re.compile(
     r"heads?|[a-z][a-z0-9]*_[a-z0-9_]+|qkv)\b",
     re.IGNORECASE,
 )  # "applied to ODE1 and ODE2" is where an experiment runs, not where a module goes
-_CODE_MODULE = re.compile(r"`?\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+|c_attn|c_proj|qkv|fc1|fc2)\b`?")
 
 
-def _placement(where: str) -> MethodFacts:
-    """``target_modules`` when the modules are written as code names, else the reason it is left."""
-    listed = re.split(r"\s*(?:,\s*(?:and\s+)?|\band\b|\bor\b)\s*", re.sub(r"\b(?:only|the|modules?|layers?|projections?)\b", " ", where).strip())
-    listed = [w.strip(" `'\"") for w in listed if w.strip(" `'\"")]
-    if listed and all(_CODE_MODULE.fullmatch(w) for w in listed):
-        return MethodFacts([ValueCheck(name="target_modules", expect=listed)])
-    return MethodFacts([], "placement (which modules the method is attached to) in plain words: module names "
-                           "differ by architecture (q_proj, query, qkv), no check decides it")
+def _placement_leftover(where: str, verb: str) -> MethodFacts:
+    if re.fullmatch(_alternation(_words("position_verbs")), verb.strip(), re.IGNORECASE):
+        return MethodFacts([], "placement by position in the block (after the MLP, at a hidden state): the "
+                               "target-modules rule reads which modules a method is attached to, not where it runs")
+    return MethodFacts([], "placement (which modules the method is attached to) in plain words no module family "
+                           f"maps to ('{where.strip()[:60]}'): module names differ by architecture, no check decides it")
+
+
+# ----- placements: which module families a method is attached to --------------------------------------------
+_FAMILY_ORDER = ("query", "key", "value", "qkv", "attention-output", "attention", "mlp-in", "mlp-out", "mlp",
+                 "all-linear", "embedding", "head")
+_SUBJECT = re.compile(r"(?<![a-z])(?:ada|q)?lora|adapter|low[- ]rank|(?<![a-z])(?:dora|vera|loha|lokr|ia3|peft)(?![a-z])",
+                      re.IGNORECASE)
+_ITEM_SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*|(?<=\w)/(?=\w)")
+_W_SYMBOL = re.compile(r"w\s*[_^]?\s*\{?\s*([a-z]{1,3})\s*\}?")
+_QUALIFIER_TAIL = re.compile(r"\s+(?:in|of|within|inside|for|across)\s+(?:each|every|all|the|its)\b.*$")
+_CODE_NAME = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*")
+
+
+@functools.cache
+def _rule_modules() -> dict[str, list[str]]:
+    try:
+        data = rules.load("protocol/target-modules.yaml")
+    except (FileNotFoundError, OSError):
+        return {}
+    table = ((data or {}).get("lexicon") or {}).get("modules") or {}
+    return {str(k).lower(): [str(f) for f in v] for k, v in table.items()}
+
+
+def _code_families(code: str) -> list[str] | None:
+    """A code name's families by the rule's table, its longest dotted suffix first (``attn.c_proj``)."""
+    pieces = code.split(".")
+    table = _rule_modules()
+    return next((table[".".join(pieces[-k:])] for k in range(len(pieces), 0, -1) if ".".join(pieces[-k:]) in table), None)
+
+
+_CODE_ITEM = re.compile(r"[a-z][a-z0-9]*(?:[._][a-z0-9]+)+|qkv|wqkv|c_attn|fc\d")
+# A module name as code writes it: lower case, a first piece of two letters or more (``h_3``, ``DeltaW_1`` are
+# the paper's symbols for hidden states and updates, not modules).
+_CODE_SPELLING = re.compile(r"[a-z]{2,}[a-z0-9]*(?:[._][a-z0-9]+)+")
+
+
+def _item_families(item: str) -> tuple[list[str] | None, str]:
+    """The families one listed module names, and the code name it was written as ("" for plain words)."""
+    raw = re.sub(r"\s+", " ", item.strip().strip("`'\"").lower())
+    raw = _QUALIFIER_TAIL.sub("", raw)
+    raw = re.sub(r"\s+", " ", re.sub(r"\b(?:only|both|the|its)\b", " ", raw)).strip()
+    table = {re.sub(r"\s+", " ", k): v for k, v in _data().get("placement_families", {}).items()}
+    suffixes = _alternation(_words("placement_suffixes"))
+    bare = re.sub(rf"(?:\s+(?:{suffixes}))+$", "", raw).strip() if suffixes else raw
+    code = bare.strip("` ")
+    written = re.sub(r"\s+", " ", item.strip().strip("`'\"")).split(" ")
+    if _CODE_ITEM.fullmatch(code) and not _W_SYMBOL.fullmatch(code) and (
+            code in _rule_modules() or _CODE_SPELLING.fullmatch(written[-1] if len(written) == 1 else code)):
+        return _code_families(code), code
+    for text in (raw, bare):
+        if text in table:
+            return [str(f) for f in table[text]], ""
+        symbol = _W_SYMBOL.fullmatch(text)
+        if symbol and symbol.group(1) in table:
+            return [str(f) for f in table[symbol.group(1)]], ""
+    return None, ""
+
+
+def _ordered(families: list[str]) -> list[str]:
+    unique = dict.fromkeys(families)
+    return sorted(unique, key=lambda f: (_FAMILY_ORDER.index(f) if f in _FAMILY_ORDER else len(_FAMILY_ORDER), f))
+
+
+def _masked(text: str) -> str:
+    """Parentheticals blanked and slashes inside braces protected (positions kept): "(Mistral-7B/Gemma-2 9B)"
+    says for which runs, not which module; ``W_{Q/V}`` is one item until it is expanded."""
+    text = re.sub(r"\([^()]*\)", lambda m: " " * len(m.group(0)), text)
+    return re.sub(r"\{[^{}]*\}", lambda m: m.group(0).replace("/", "\0").replace(",", "\1"), text)
+
+
+def _expand_symbols(text: str) -> list[str]:
+    """``W_{Q/V}`` -> [W_Q, W_V]; ``W_{Q,K,V}`` likewise."""
+    found = re.fullmatch(r"(.*?)\bW_\{([A-Za-z](?:[\0\1]\s*[A-Za-z])+)\}(.*)", text)
+    if found is None:
+        return [text.replace("\0", "/").replace("\1", ",")]
+    letters = re.split(r"[\0\1]\s*", found.group(2))
+    return [f"{found.group(1)}W_{c}{found.group(3)}".strip() for c in letters]
+
+
+@dataclass(frozen=True)
+class _Listed:
+    end: int
+    families: list[str]
+    codes: list[str]  # the items as code names when every one is written so ([] otherwise)
+    unmapped: str = ""  # the first item that names a module no family maps to
+    subject: bool = False  # the claim names the adaptation method being placed
+
+
+def _read_list(claim: str, begin: int, stop: int, subject: bool) -> _Listed | None:
+    """The modules listed in claim[begin:stop] (the longest prefix of items that all name modules); None when
+    the text is no module list at all."""
+    masked = _masked(claim[:stop])
+    spans, pos = [], begin
+    for piece in _ITEM_SPLIT.finditer(masked + ",", begin):
+        spans.append((pos, piece.start()))
+        pos = piece.end()
+        if pos >= len(masked):
+            break
+    families: list[str] = []
+    codes: list[str] = []
+    unmapped, end, plain = "", begin, False
+    for a, b in spans:
+        text = masked[a:b].strip()
+        if not text:
+            continue
+        read = [_item_families(p) for p in _expand_symbols(text)]
+        if all(f is not None or code for f, code in read):
+            for f, code in read:
+                families += f or []
+                if code:
+                    codes.append(code)
+                plain = plain or not code
+                unmapped = unmapped or ("" if f is not None else code)
+            end = b
+            continue
+        if _MODULE_WORDS.search(text):
+            unmapped = unmapped or text  # "query, value and the gating layers": the list says more than it maps
+        break
+    if end == begin and not unmapped:
+        return None
+    if plain and not subject:
+        return None  # "dropout applied to the attention weights": no adaptation method is placed
+    tail = re.match(r"(?:\s*\([^()]*\))?(?:\s+only)?", claim[end:stop])
+    return _Listed(end + (tail.end() if tail else 0), _ordered(families), [] if plain else codes, unmapped, subject)
+
+
+def _listed_facts(listed: _Listed, verb: str) -> MethodFacts:
+    if not listed.unmapped:
+        return MethodFacts([ProtocolCheck(rule="target-modules", expect=listed.families)])
+    if listed.codes and listed.subject:
+        return MethodFacts([ValueCheck(name="target_modules", expect=listed.codes)])  # code names the rule's table lacks
+    return _placement_leftover(listed.unmapped, verb)
+
+
+@functools.lru_cache(maxsize=256)
+def _placements(claim: str) -> tuple[tuple[int, int, MethodFacts], ...]:
+    """Placements read on the whole claim (once per claim, not per fragment): a list runs past the commas the
+    fragments are cut at ("applied to q_proj, k_proj and v_proj", "LoRA target modules: key, value, query")."""
+    if not claim:
+        return ()
+    out: list[tuple[int, int, MethodFacts]] = []
+    lead = claim[:120].split(":", 1)[0]
+    stops = [m.start() for m in re.finditer(r"\.(?=\s|$)|;|\n", claim)] + [len(claim)]
+
+    def stop_after(i: int) -> int:
+        return next(s for s in stops if s >= i)
+
+    def subject_before(i: int) -> bool:
+        sentence = claim[max([s for s in stops if s < i] or [-1]) + 1 : i]
+        return bool(_SUBJECT.search(sentence) or _SUBJECT.search(lead))
+
+    verbs = _alternation(_words("placement_verbs") + _words("position_verbs"))
+    for verb in re.finditer(rf"\b(?:{verbs})\b\s*", claim, re.IGNORECASE):
+        stop = stop_after(verb.end())
+        if re.fullmatch(_alternation(_words("position_verbs")), verb.group(0).strip(), re.IGNORECASE):
+            if _MODULE_WORDS.search(claim[verb.end():stop]):
+                out.append((verb.start(), stop, _placement_leftover(claim[verb.end():stop], verb.group(0))))
+            continue
+        listed = _read_list(claim, verb.end(), stop, subject_before(verb.start()))
+        if listed is not None:
+            facts = _listed_facts(listed, verb.group(0))
+            out.append((verb.start(), listed.end if facts.checks else stop, facts))
+    headings = _alternation(_words("placement_headings"))
+    for head in re.finditer(rf"\b(?:{headings})\s*(?::|=|\bare\b|\bis\b)\s*", claim, re.IGNORECASE) if headings else ():
+        begin = head.end()
+        sentence_end = next((m.start() for m in re.finditer(r"\.(?=\s|$)|\n", claim) if m.start() >= begin), len(claim))
+        first = True
+        for segment in re.finditer(r"[^;]+", claim[begin:sentence_end]):
+            a, b = begin + segment.start(), begin + segment.end()
+            a += len(claim[a:b]) - len(claim[a:b].lstrip())
+            listed = _read_list(claim, a, b, True)
+            if listed is None or claim[listed.end:b].strip():
+                break  # a segment that is not wholly a module list ends the heading's lists
+            facts = _listed_facts(listed, "")
+            out.append((head.start() if first else a, listed.end, facts))
+            first = False
+    return tuple(out)
+
+
+def _variant_heading(claim: str) -> bool:
+    """The claim is headed by a baseline or an ablation ("Standard LoRA (baseline): applied to ..."); a setup
+    sentence that compares against baselines still places the main method's modules."""
+    head = re.match(r"[^:\n]{0,120}:", claim or "")
+    cues = _words("variant_cues")
+    return bool(head and cues and re.search(rf"\b(?:{_alternation(cues)})\b", head.group(0), re.IGNORECASE))
+
+
+def _covering(body: str, claim: str) -> MethodFacts | None:
+    """The placement a fragment belongs to: it lies inside the placement's span (a short lead such as "LoRA"
+    before it allowed)."""
+    at = claim.find(body)
+    if at < 0:
+        return None
+    for start, end, facts in _placements(claim):
+        if at < end and at + len(body) <= end and start <= at + len(body) and (
+                at >= start or (start - at <= 40 and not re.search(r"[\d=:]", claim[at:start]))):
+            return facts
+    return None
 
 
 def merge(body: str, b: Any, made: list[int], reason: str) -> tuple[list[int], str]:

@@ -15,7 +15,8 @@ from typing import Any
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUFFIX = {"k": 1_000, "m": 1_000_000, "b": 1_000_000_000, "g": 1_000_000_000}
 
-# One scalar: 1,000 / 3.5e-4 / 2x10^3 / 2×10⁻³ / 10^-4 / 150K / 1.2M / 5/3 / 10%
+# One scalar: 1,000 / 3.5e-4 / 2x10^3 / 2×10⁻³ / 10^-4 / 150K / 1.2M / 5/3 / 10%; in a slash list
+# (8000/1000/1000) a number after a slash is an item, never the numerator of a fraction
 _MANTISSA = r"[-+−]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?|\.\d+)"
 NUMBER_RE = re.compile(
     rf"""
@@ -25,7 +26,7 @@ NUMBER_RE = re.compile(
         (?P<e>[eE][-+−]?\d+)
       | \s*[x×*·]\s*10\s*(?:\^|\*\*)?\s*\{{?(?P<p>[-+−]?\d+)\}}?
       | \s*[x×*·]\s*10(?P<sp>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)
-      | (?P<frac>/\d+(?:\.\d+)?)(?![\w/])
+      | (?<!/\d)(?<!/\d\d)(?<!/\d{{3}})(?<!/\d{{4}})(?<!/\d{{5}})(?<!/\d{{6}})(?P<frac>/\d+(?:\.\d+)?)(?![\w/])
     )?
     (?P<suf>[kKMB](?![a-zA-Z]))?
     (?P<pct>\s?%)?
@@ -152,7 +153,7 @@ SCALE_FACTOR = r"\d+(?:\.\d+)?[eE][-+]?\d+|10\s*(?:\^|\*\*)\s*\{?[-+]?\d+\}?"  #
 _SCALED_SET_RE = re.compile(rf"^\s*(?P<set>[\{{\[\(][^{{}}\[\]()]*[\}}\]\)])\s*[x×*·]\s*(?P<factor>{SCALE_FACTOR}|10[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)\s*$")
 _TIMES_RE = re.compile(r"^\s*(?P<n>\d+(?:\.\d+)?)\s*[x×]\s*$")  # "downsample=8x": a factor of 8
 _SHAPE_RE = re.compile(r"^\s*\d{1,5}(?:\s*[x×]\s*\d{1,5}){1,4}\s*$")
-_RANGE_RE = re.compile(r"^\s*(?P<a>\S+?)\s*(?:to|-|–|~|\.\.\.?)\s*(?P<b>\S+)\s*$")
+RANGE_RE = re.compile(r"^\s*(?P<a>\S+?)\s*(?:to|-|–|~|\.\.\.?)\s*(?P<b>\S+)\s*$")
 
 
 _FLAG_WORDS = {"true": True, "false": False}
@@ -194,7 +195,7 @@ def parse_value(text: str) -> Any:
         if len(values) >= 2 and all(v is not None for v in values):
             return values
         return None
-    range_match = _RANGE_RE.match(text)
+    range_match = RANGE_RE.match(text)
     if range_match and not text.startswith("-"):
         lo, hi = parse_number(range_match.group("a")), parse_number(range_match.group("b"))
         if lo is not None and hi is not None and lo < hi:

@@ -16,8 +16,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from verifier.index import cache, configs, notebooks, python_facts, shell
-from verifier.index.discover import Candidate, discover
-from verifier.index.facts import BindingKind, FileFacts, Language, Note
+from verifier.index.discover import TEST_DIRS, Candidate, discover
+from verifier.index.facts import BindingKind, FileFacts, FileRole, Language, Note
+from verifier.index.python_facts import module_name
 from verifier.index.repo import RepoIndex
 
 POOL_THRESHOLD = 200  # below this many files a pool costs more than it saves
@@ -74,6 +75,7 @@ def _build(root: Path, include: list[str], exclude: list[str], use_cache: bool, 
         if facts.parse_error is not None:
             notes.append(facts.parse_error)
     files = {path: files[path] for path in sorted(files)}
+    _promote_imported_helpers(files)
     _link_launches(files)
     notes = sorted(set(notes), key=lambda n: (n.file, n.line or 0, n.reason))
     index = RepoIndex(root, files, notes, source_loader=_SourceLoader(root, files))
@@ -195,6 +197,8 @@ def _dispatch(cand: Candidate, text: str, facts: FileFacts) -> None:
     elif lang is Language.shell:
         shell.extract(cand.path, text, facts)
         facts.bindings = _with_comments(facts.bindings, cand.path, text)
+    elif lang is Language.text:
+        pass  # a prompt file: rules read its lines; "lr = 1" in a prompt is no setting
     else:
         facts.bindings = python_facts.prose_bindings(cand.path, text)
 
@@ -237,6 +241,28 @@ def decode(data: bytes, path: str) -> tuple[str, Note | None]:
 
 
 # ----- cross-file linking -------------------------------------------------------------------------------------
+def _promote_imported_helpers(files: dict[str, FileFacts]) -> None:
+    """``test_util.py`` beside ``train.py`` that ``train.py`` imports is the project's code, not a test: a file is a
+    test by its name alone only while no code imports it (a file in a tests/ folder stays a test)."""
+    named_tests: dict[str, FileFacts] = {}
+    for facts in files.values():
+        parts = facts.path.split("/")
+        if facts.role is FileRole.test and facts.language is Language.python and not (
+            {d.lower() for d in parts[:-1]} & TEST_DIRS or parts[-1] == "conftest.py"
+        ):
+            named_tests[module_name(facts.path)] = facts
+    if not named_tests:
+        return
+    for facts in files.values():
+        if facts.role is not FileRole.code or facts.language is not Language.python:
+            continue
+        for imp in facts.imports:  # relative imports are already absolute here (`.test_helpers` -> pkg.test_helpers)
+            for wanted in (imp.module, imp.qualified):
+                helper = named_tests.get(wanted)
+                if helper is not None:
+                    helper.role = FileRole.code
+
+
 def _link_launches(files: dict[str, FileFacts]) -> None:
     """Point launch targets (``python train.py``, ``-m pkg.train``) at repo files when they resolve."""
     paths = set(files)

@@ -30,6 +30,10 @@ LANGUAGE_BY_SUFFIX = {
     ".zsh": Language.shell,
     ".slurm": Language.shell,
     ".sbatch": Language.shell,
+    ".txt": Language.text,
+    ".jsonl": Language.text,
+    ".csv": Language.text,
+    ".tsv": Language.text,
     ".md": Language.other,
     ".rst": Language.other,
 }
@@ -54,9 +58,14 @@ _SKIP_DIRS = {
     ".venv": "virtual environment",
     "venv": "virtual environment",
 }
-_TEST_DIRS = frozenset({"tests", "test", "testing", "unittests", "unit_tests", "integration_tests"})
+TEST_DIRS = frozenset({"tests", "test", "testing", "unittests", "unit_tests", "integration_tests"})
 _DOC_DIRS = frozenset({"docs", "doc", "documentation"})
 _EXAMPLE_DIRS = frozenset({"examples", "example", "demo", "demos", "tutorials", "tutorial", "samples"})
+# A text data file is indexed only as a prompt file: its name or a folder says it holds prompts, templates,
+# instructions, questions, captions or label words (a dataset dump or requirements.txt says nothing we check).
+_PROMPT_FILE = re.compile(r"prompt|template|instruct|question|caption|label|categor|quer(?:y|ies)|verbali[sz]|system_?message",
+                          re.IGNORECASE)
+MAX_PROMPT_FILE_BYTES = 256_000
 _SHEBANG = re.compile(rb"^#!\s*(?:/usr/bin/env\s+)?\S*\b(?:ba|z|k|da)?sh\b")
 
 
@@ -72,7 +81,7 @@ def role_of(path: str) -> FileRole:
     parts = path.split("/")
     dirs, name = parts[:-1], parts[-1]
     lowered = {d.lower() for d in dirs}
-    if lowered & _TEST_DIRS or name == "conftest.py" or (
+    if lowered & TEST_DIRS or name == "conftest.py" or (
         name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
     ):
         return FileRole.test
@@ -221,16 +230,19 @@ class _Walker:
             return
         if language is Language.other and not _is_prose(name):
             return
+        if language is Language.text and not is_prompt_file(rel):
+            return
         if self.exclude is not None and self.exclude.match_file(rel):
             self.note(rel, "excluded by the spec")
             return
         if self.include is not None and not self.include.match_file(rel):
             self.note(rel, "not matched by the spec's include globs")
             return
-        if size > self.max_bytes:
-            self.note(rel, f"skipped: larger than {self.max_bytes} bytes ({size})")
+        limit = min(self.max_bytes, MAX_PROMPT_FILE_BYTES) if language is Language.text else self.max_bytes
+        if size > limit:
+            self.note(rel, f"skipped: larger than {limit} bytes ({size})")
             return
-        self.out.append(Candidate(rel, language, role_of(rel), size))
+        self.out.append(Candidate(rel, language, _data_role(rel) if language is Language.text else role_of(rel), size))
 
 
 def _language(name: str) -> Language | None:
@@ -238,6 +250,19 @@ def _language(name: str) -> Language | None:
     if dot <= 0 and not name.startswith("."):
         return None
     return LANGUAGE_BY_SUFFIX.get(name[dot:].lower())
+
+
+def is_prompt_file(rel: str) -> bool:
+    """A ``.txt``/``.jsonl``/``.csv``/``.tsv`` file whose name or folder names prompts (``prompts/identity.txt``)."""
+    return bool(_PROMPT_FILE.search(rel))
+
+
+def _data_role(rel: str) -> FileRole:
+    """A prompt file is code unless it sits in tests, docs or examples (``.txt`` alone does not make it a doc)."""
+    role = role_of(rel)
+    if role is FileRole.doc and not {d.lower() for d in rel.split("/")[:-1]} & _DOC_DIRS:
+        return FileRole.code
+    return role
 
 
 def _is_prose(name: str) -> bool:

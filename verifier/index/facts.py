@@ -18,6 +18,7 @@ class Language(str, Enum):
     json = "json"
     toml = "toml"
     shell = "shell"
+    text = "text"  # prompt files (.txt, .jsonl, .csv, .tsv named for prompts): read as lines, no facts extracted
     other = "other"
 
 

@@ -79,6 +79,19 @@ class _Scope:
 _MODULE = _Scope("", "module")
 
 
+def _referenced_callables(value: ast.AST) -> tuple[str, ...]:
+    """The functions a plain reference or a conditional choice of references names (``self.ddim_sample``,
+    ``a if c else b``); empty for anything else (a call result, a literal, a lambda)."""
+    if type(value) is ast.IfExp:
+        body, orelse = _referenced_callables(value.body), _referenced_callables(value.orelse)
+        return tuple(dict.fromkeys(body + orelse)) if body and orelse else ()
+    if type(value) in (ast.Attribute, ast.Name):
+        dotted = _dotted(value)
+        if dotted and not any(c in dotted for c in "([<") and dotted.split(".")[-1] not in ("self", "cls"):
+            return (dotted,)
+    return ()
+
+
 def module_name(path: str) -> str:
     """Dotted module for a repo-relative path: ``src/pkg/a.py`` -> ``pkg.a``; ``pkg/__init__.py`` -> ``pkg``."""
     parts = path.split("/")
@@ -225,6 +238,8 @@ class _Walker:
         self.module_defs: set[str] = set()
         # (callee, node, scope, keyword-kind) resolved once every import is known.
         self.pending_calls: list[tuple[str, ast.Call, _Scope, str | None, str]] = []
+        # `sample_fn = self.p_sample_loop if greedy else self.ddim_sample` then `sample_fn(shape)`: a call of both
+        self.callable_aliases: dict[tuple[str, str], tuple[str, ...]] = {}
         self.pending_click: list[tuple[ast.Call, str, str]] = []
         self.dict_done: set[int] = set()
         self.docstrings: list[tuple[ast.Constant, str]] = []
@@ -470,6 +485,13 @@ class _Walker:
     def on_assign(self, node: ast.Assign, scope: _Scope, push) -> bool:
         for target in node.targets:
             self.bind_target(target, node.value, scope, node)
+        if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            referenced = _referenced_callables(node.value)
+            key = (scope.qual, node.targets[0].id)
+            if referenced:
+                self.callable_aliases[key] = referenced
+            else:
+                self.callable_aliases.pop(key, None)  # rebound to something else: the alias no longer holds
         return False
 
     def on_annassign(self, node: ast.AnnAssign, scope: _Scope, push) -> bool:
@@ -503,6 +525,9 @@ class _Walker:
             if type(key) is ast.Constant and isinstance(key.value, str):
                 self.reads.add(key.value)
         self.pending_calls.append((callee, node, scope, special, ""))
+        if type(node.func) is ast.Name:
+            for referenced in self.callable_aliases.get((scope.qual, node.func.id), ()):
+                self.pending_calls.append((referenced, node, scope, "alias", ""))  # its kwargs are bound once
         return False
 
     def on_dict(self, node: ast.Dict, scope: _Scope, push) -> bool:

@@ -82,6 +82,11 @@ class RepoIndex:
         out.sort(key=lambda b: (b.span.file, b.span.line, b.path))
         return out
 
+    def calls_with_leaf(self, leaf: str) -> list[CallSite]:
+        """Call sites whose callee as written or whose resolved name ends in ``leaf`` (``fit`` for
+        ``self.fit(...)`` and ``trainer.fit(...)``), in file order; shared, not copied: do not mutate."""
+        return self._calls_by_leaf.get(leaf, [])
+
     def calls_to(self, target: str) -> list[CallSite]:
         """Call sites whose resolved qualified name equals ``target`` or ends with ``.target``."""
         leaf = _leaf(target)

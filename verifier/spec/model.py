@@ -70,6 +70,18 @@ class ValueCheck(_CheckBase):
         description="Values the parameter is swept over, one per run (r in {8, 16, 32}): each must be found among "
         "the runs the repo launches. Give `sweep` or `expect`, not both.",
     )
+    within: list[int | float] | None = Field(
+        default=None,
+        min_length=2,
+        max_length=2,
+        description="A closed interval [low, high] the effective value lies in: a setting the paper states as a "
+        "range for one run (\"AR steps: 6-7\"), not a sweep.",
+    )
+    same_as: str | None = Field(
+        default=None,
+        description="Another parameter (lexicon-expanded) whose effective value this one equals, or that it is "
+        "bound to (alpha = r).",
+    )
     tolerance: float | None = Field(default=None, ge=0, description="Relative tolerance; default exact.")
     call: str | None = Field(default=None, description="Only the value that reaches this call.")
     arg: str | int | None = Field(default=None, description="Keyword name or position of the argument of `call`.")
@@ -79,21 +91,31 @@ class ValueCheck(_CheckBase):
         if not self.name and not self.names and not (self.call and self.arg is not None):
             raise ValueError("a value check needs `name`, `names`, or `call` with `arg`")
         # `expect: null` is a claim (the value is None), so "given" is whether the field was written.
-        has_expect, has_sweep = "expect" in self.model_fields_set, self.sweep is not None
-        if has_expect == has_sweep:
+        given = [f for f in ("expect", "sweep", "within", "same_as") if f in self.model_fields_set and (f == "expect" or getattr(self, f) is not None)]
+        if len(given) != 1:
             raise ValueError(
-                "a value check needs exactly one of `expect` (the value) and `sweep` (the values swept over, "
-                "one per run)"
-                if has_sweep
-                else "a value check needs `expect` (the value) or `sweep` (the values swept over, one per run)"
+                f"a value check needs exactly one of `expect` (the value), `sweep` (the values swept over, one per run), "
+                f"`within` ([low, high]) and `same_as` (another parameter); it has {' and '.join(f'`{f}`' for f in given)}"
+                if given
+                else "a value check needs `expect` (the value), `sweep` (the values swept over, one per run), "
+                "`within` ([low, high]) or `same_as` (another parameter)"
             )
-        if has_sweep and self.call:
-            raise ValueError("`sweep` applies to a parameter's `name`/`names`, not to `call` with `arg`: use `expect`")
+        if self.within is not None and not self.within[0] <= self.within[1]:
+            raise ValueError(f"`within` needs [low, high] with low <= high, got {self.within}")
+        if self.call and given[0] != "expect":
+            raise ValueError(f"`{given[0]}` applies to a parameter's `name`/`names`, not to `call` with `arg`: use `expect`")
         return self
 
     def expected(self) -> Any:
-        """The claimed value, or the swept values as a list (for reports and precision counts)."""
-        return list(self.sweep) if self.sweep is not None else self.expect
+        """The claimed value, the swept values as a list, the interval, or the other parameter's name (for reports
+        and precision counts)."""
+        if self.sweep is not None:
+            return list(self.sweep)
+        if self.within is not None:
+            return list(self.within)
+        if self.same_as is not None:
+            return self.same_as
+        return self.expect
 
     def all_names(self) -> list[str]:
         out: list[str] = []

@@ -25,8 +25,8 @@ _MODEL_DESCRIPTIONS = {
     "SAU": "A Semantic Alignment Unit: one claim of the paper, in one dimension, with its checks.",
     "Deviation": "A known, documented departure from the paper.",
     "CountRange": "How many matching calls are expected.",
-    "ValueCheck": "The effective value of a parameter equals `expect`, or the runs the repository launches take "
-    "every value of `sweep`.",
+    "ValueCheck": "The effective value of a parameter equals `expect`, lies `within` an interval, or equals the "
+    "parameter named by `same_as`; or the runs the repository launches take every value of `sweep`.",
     "CallCheck": "The repository calls an API with the given arguments.",
     "ExistsCheck": "A component is implemented (not a stub) and, with `reachable`, called from an entry point.",
     "InitCheck": "A parameter or tensor is initialised with the given scheme.",
@@ -94,7 +94,7 @@ _ONE_OF_REQUIRED = {
     "PatternCheck": [["require"], ["forbid"]],
 }
 
-_EXACTLY_ONE_OF = {"ValueCheck": ["expect", "sweep"]}
+_EXACTLY_ONE_OF = {"ValueCheck": ["expect", "sweep", "within", "same_as"]}
 
 
 def generate() -> dict[str, Any]:

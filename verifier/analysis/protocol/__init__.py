@@ -29,6 +29,8 @@ IMPLEMENTATIONS = {
     "trainable": "trainable",
     "augmentation": "augmentation",
     "model": "model",
+    "target-modules": "target_modules",
+    "strings": "strings",
 }
 
 _TYPES: dict[str, Callable[[Any], bool]] = {

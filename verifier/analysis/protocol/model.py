@@ -21,13 +21,16 @@ from dataclasses import dataclass
 from verifier.analysis.protocol.common import (
     dotted,
     evidence,
+    file_view,
     name_mentions,
     norm,
+    python_paths,
     scope_admits,
     sorted_evidence,
     views_mentioning,
 )
 from verifier.analysis.protocol.values import Resolver, Setting, _local_assign
+from verifier.index.facts import BindingKind
 from verifier.results import CheckResult, Status
 
 KIND = "protocol"
@@ -235,10 +238,29 @@ def _name_args(call, lex: dict) -> tuple[ast.expr | None, str, bool | None] | No
     return None
 
 
+def _model_views(ctx, scope: str | None, lex: dict) -> list:
+    """Files with a call that may name a model (the cases ``_name_args`` reads), chosen from the index: calls by
+    leaf name, ``model=`` keywords (bindings) and constructor modules (a prefix test per call), so files without
+    one are never parsed."""
+    if not any(f.calls for f in ctx.index.files.values()):
+        return views_mentioning(ctx, _NEEDLES, scope)
+    index = ctx.index
+    leaves = {"from_pretrained", *lex["name_first_leaves"], *lex["checkpoint_loader_leaves"]}
+    quals = {"torch.hub.load", *lex["name_first"], *lex["checkpoint_loaders"]}
+    hit = {c.span.file for leaf in sorted(leaves) for c in index.calls_with_leaf(leaf)}
+    hit |= {c.span.file for leaf in sorted({q.rsplit(".", 1)[-1] for q in quals}) for c in index.calls_with_leaf(leaf)
+            if c.qualname in quals or c.callee in quals}
+    hit |= {b.span.file for b in index.bindings_named(["model"]) if b.kind is BindingKind.kwarg}
+    prefixes = tuple(m + "." for m in lex["constructor_modules"])
+    paths = [p for p in python_paths(ctx, scope)
+             if p in hit or any(c.qualname.startswith(prefixes) for c in index.files[p].calls)]
+    return [v for p in paths if (v := file_view(ctx, p)) is not None]
+
+
 def find_uses(ctx, scope: str | None, rule: dict) -> list[Use]:
     lex = ctx.memo("protocol.model.lexicon", lambda: _lexicon(rule))
     out: list[Use] = []
-    for view in views_mentioning(ctx, _NEEDLES, scope):
+    for view in _model_views(ctx, scope, lex):
         path = view.path
         for call in view.calls:
             if not scope_admits(scope, call.scope):

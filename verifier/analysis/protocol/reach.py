@@ -49,13 +49,24 @@ class FactsReach:
         self._entry = set(self.roots)
         self.complete = True
         self._cache: dict[tuple[str, str], bool] = {}
-        self._callers: dict[str, list[tuple[str, str]]] = {}
-        for path, facts in ctx.index.files.items():
-            for call in facts.calls:
-                self._callers.setdefault(call.callee.rsplit(".", 1)[-1], []).append((path, call.scope))
-                leafname = call.qualname.rsplit(".", 1)[-1]
-                if leafname != call.callee.rsplit(".", 1)[-1]:
-                    self._callers.setdefault(leafname, []).append((path, call.scope))
+        self._caller_cache: dict[str, list[tuple[str, str]]] = {}
+        self._readers: dict[str, set[str]] | None = None
+
+    def _callers(self, name: str) -> list[tuple[str, str]]:
+        """Where a function of that name is called: the index's calls by leaf name (no second map per run)."""
+        found = self._caller_cache.get(name)
+        if found is None:
+            found = self._caller_cache[name] = [(c.span.file, c.scope) for c in self.ctx.index.calls_with_leaf(name)]
+        return found
+
+    def _read_elsewhere(self, names: set[str], path: str, anywhere: bool) -> bool:
+        """Is one of ``names`` read as a value in some file (other than ``path`` unless ``anywhere``)?"""
+        if self._readers is None:
+            self._readers = {}
+            for p, facts in self.ctx.index.files.items():
+                for name in facts.reads:
+                    self._readers.setdefault(name, set()).add(p)
+        return any(readers and (anywhere or readers - {path}) for readers in (self._readers.get(n) for n in names))
 
     def reaches(self, file: str, qualname: str) -> bool:
         key = (file, qualname)
@@ -66,7 +77,6 @@ class FactsReach:
     def _search(self, file: str, qualname: str) -> bool:
         if not self._entry:
             return True  # a library without entry points: nothing can be called unwired
-        index = self.ctx.index
         seen: set[tuple[str, str]] = set()
         queue: deque[tuple[str, str]] = deque([(file, qualname)])
         while queue:
@@ -85,13 +95,11 @@ class FactsReach:
             names = {parts[-1]}
             if parts[-1] in ("__init__", "__call__", "forward") and len(parts) > 1:
                 names.add(parts[-2])  # instantiating / calling the class runs it
-            callers = [c for name in sorted(names) for c in self._callers.get(name, ())]
+            callers = [c for name in sorted(names) for c in self._callers(name)]
             for caller in callers:
                 if caller != node:
                     queue.append(caller)
-            if not callers and any(
-                names & facts.reads for p, facts in index.files.items() if p != path or len(parts) > 1
-            ):
+            if not callers and self._read_elsewhere(names, path, len(parts) > 1):
                 return True  # passed as a value (callback, registry): counted as reachable
         return False
 

@@ -220,13 +220,11 @@ def _seedables(views: list[FileView], lex: dict, scope: str | None) -> list[Seed
     methods = set(lex.get("object_seeding_methods") or ["manual_seed", "seed"])
     out = []
     for view in views:
-        names = _assigned_names(view)
         calls = [c for c in view.calls if scope_admits(scope, c.scope)]
-        for call in calls:
-            kind = _constructor_kind(call, lex)
-            is_env = _matches(call.qual, envs)
-            if kind is None and not is_env:
-                continue
+        made = [(call, _constructor_kind(call, lex), _matches(call.qual, envs)) for call in calls]
+        made = [(call, kind, is_env) for call, kind, is_env in made if kind is not None or is_env]
+        names = _assigned_names(view) if made else {}  # a walk of the tree only where an RNG object is made
+        for call, kind, is_env in made:
             target = names.get(id(call.node))
             seeded: set[int] = set()
             if kind == "argument" and _arg(call) is not None:
