@@ -263,7 +263,7 @@ def heldout(path: Path, details: bool) -> dict[str, Any]:
         values = [c for c in compiled.checks if c.kind == "value" and c.all_names()] if "checks" not in entry else []
         for check in values:
             names = {_canonical(n) for n in check.all_names()}
-            expect = check.expect if check.expect is not None else getattr(check, "sweep", None)  # a grid's values
+            expect = check.expected()  # a grid's values, an interval's ends, the other parameter's name
             hit = next((e for e in unmatched if e[0] in names and same_value(e[1], expect)), None)
             if hit is not None:
                 unmatched.remove(hit)

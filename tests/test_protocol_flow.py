@@ -277,3 +277,14 @@ def test_a_helper_that_only_reads_test_metadata_returns_no_test_data():
     result = verdict("no-test-leakage", src)
     assert result.status.value == "pass", result.message
     assert ("train.py", 7) in lines(result)
+
+
+def test_a_file_uses_an_ml_framework_by_its_imports_not_its_words():
+    from verifier.analysis.protocol.common import is_ml_text
+
+    ctx = context_for({
+        "train.py": "from torchvision import datasets\nimport numpy as np\n",
+        "notes.py": "# compared with torch and sklearn datasets\nimport math\n",
+        "broken.py": "import torch\ndef f(:\n",  # unparsable: the text still says torch
+    })
+    assert [is_ml_text(ctx, p) for p in ("train.py", "notes.py", "broken.py")] == [True, False, True]

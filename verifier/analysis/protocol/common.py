@@ -306,10 +306,18 @@ _ML_WORDS = ("torch", "jax", "flax", "optax", "tensorflow", "keras", "sklearn", 
              "mlx", "paddle")
 
 
+_ML_MODULES = frozenset(ML_MARKERS.pattern.replace(r"\b(", "").replace(r")\b", "").split("|")) | {
+    "torchvision", "torchaudio", "torchtext", "torch_geometric", "dgl", "sentence_transformers", "open_clip", "trl"}
+
+
 def is_ml_text(ctx, path: str) -> bool:
     """Does a file use an ML framework at all? (Protocol flow only matters where models are trained.)"""
 
     def make() -> bool:
+        facts = ctx.index.files.get(path)
+        if facts is not None and facts.parse_error is None and facts.imports:
+            # the file's imports say it (one set test per import, not a text scan per framework word)
+            return any(imp.module.split(".", 1)[0] in _ML_MODULES for imp in facts.imports if not imp.relative_level)
         text = text_of(ctx, path)
         return any(w in text for w in _ML_WORDS) and bool(ML_MARKERS.search(text))
 
