@@ -304,3 +304,13 @@ def test_a_generation_verb_before_a_token_count_names_the_generation_length(clai
 
 def test_a_token_count_without_a_generation_verb_is_not_a_generation_length():
     assert all(c.name != "max_new_tokens" for c in compiled("trained on sequences of 2048 tokens").checks)
+
+
+def test_a_qlora_claim_names_the_adapter_settings():
+    result = compiled("QLoRA fine-tuning: rank 64, alpha 16, dropout 0.1")
+    assert [(c.name, c.expect) for c in result.checks] == [("lora_rank", 64), ("lora_alpha", 16), ("lora_dropout", 0.1)]
+
+
+def test_exact_match_accuracy_is_one_metric():
+    result = compiled("Evaluation on GSM8K; metric: exact-match accuracy.", "D3")
+    assert [c.expect for c in result.checks if c.kind == "protocol" and c.rule == "metric"] == ["exact match"]

@@ -311,3 +311,52 @@ def test_augmentation_rule_rests_on_which_transforms_run_not_their_constants(tmp
     # removing the pipeline's body is relevant to the rule, and caught
     stubbed = [o for o in report.outcomes if o.mutant.operator == "stub-body" and o.mutant.line == 10]
     assert stubbed and all("aug-D3-001" in o.touched and "aug-D3-001" in o.caught_by for o in stubbed)
+
+
+def test_a_prompt_drift_is_caught_and_messages_are_never_mutated(tmp_path):
+    """`text-edit` drops the last word of a quoted text a run uses; the `strings` rule catches it. Docstrings,
+    help texts and printed or raised messages are not a run's text and are never mutated."""
+    repo = tmp_path / "probe"
+    repo.mkdir()
+    (repo / "probe.py").write_text(
+        '"""Ask each model who it is."""\n'
+        "import argparse\n\n"
+        'PROMPTS = ["Who made you?", "What is your name?"]\n\n\n'
+        "def ask(client, model):\n"
+        '    """Query the model with every identity prompt."""\n'
+        '    print("asking the model now")\n'
+        "    return [client.chat(model=model, prompt=p) for p in PROMPTS]\n\n\n"
+        'if __name__ == "__main__":\n'
+        "    p = argparse.ArgumentParser()\n"
+        '    p.add_argument("--model", default="gpt-4o", help="the model to probe for its identity")\n'
+        "    ask(None, p.parse_args().model)\n",
+        encoding="utf-8",
+    )
+    (repo / "sau.yaml").write_text(
+        "version: 1\nsaus:\n  - id: probe-D1-001\n    dimension: D1\n    claim: identity prompts\n"
+        "    check: {kind: protocol, rule: strings, expect: ['Who made you?', 'What is your name?']}\n",
+        encoding="utf-8",
+    )
+    mutants, _ = build_mutants(repo, ["probe.py"], ["text-edit"], 50, 0)
+    assert sorted((m.line, m.description) for m, _ in mutants) == [
+        (4, "drop 'name' from 'What is your name?'"),
+        (4, "drop 'you' from 'Who made you?'"),
+    ]
+    report = mutate_repo(repo, seed=0, max_mutants=50, operators=["text-edit"])
+    assert [o.caught_by for o in report.outcomes] == [["probe-D1-001"], ["probe-D1-001"]]
+    assert report.summary()["relevant_kill_rate"] == 1.0
+
+
+def test_a_caption_template_loses_its_last_word_and_keeps_its_slots():
+    import libcst as cst
+
+    from verifier.mutate.operators import variants_for
+
+    def edited(src: str) -> list[str]:
+        node = cst.parse_expression(src)
+        return [cst.Module([]).code_for_node(v.build(node)) for v in variants_for(node) if v.operator == "text-edit"]
+
+    assert edited('f"a photo of a {name}."') == ['f"a photo of {name}."']
+    assert edited('f"a photo of a {name} in the wild"') == ['f"a photo of a {name} in the"']
+    assert edited('"Who made you?"') == ['"Who made?"']
+    assert edited('f"{a} {b}"') == [] and edited('"two words"') == [] and edited('r"raw a b c"') == []

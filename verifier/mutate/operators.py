@@ -6,6 +6,7 @@ by identity in the same immutable tree), so a mutant is one small, reviewable di
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -30,6 +31,7 @@ OPERATORS: dict[str, tuple[str, str]] = {
     "swap-split": ("D3", "a train/val/test split name swapped"),
     "remove-seeding": ("D3", "an RNG seeding call removed"),
     "stub-body": ("D2", "a function body replaced by a stub"),
+    "text-edit": ("D1", "the last word dropped from a quoted text of three or more words (a prompt, a template)"),
 }
 
 NEIGHBOURS = {
@@ -151,9 +153,18 @@ def variants_for(node: cst.CSTNode) -> Iterable[Variant]:
             yield Variant("drop-sqrt", f"drop {leaf}()", lambda n: n.args[0].value)
     if isinstance(node, cst.SimpleString):
         text = node.evaluated_value if isinstance(node.evaluated_value, str) else None
+        shorter = _without_last_word(node, text)
+        if shorter is not None:
+            word = list(_TEXT_WORD.finditer(text))[-1].group(0)
+            yield Variant("text-edit", f"drop {word!r} from {_short(text)!r}", lambda n, new=shorter: new)
         if text in SPLIT_SWAPS:
             quote = node.quote
             yield Variant("swap-split", f"'{text}' -> '{SPLIT_SWAPS[text]}'", lambda n, q=quote, t=SPLIT_SWAPS[text]: cst.SimpleString(f"{q}{t}{q}"))
+    if isinstance(node, cst.FormattedString):
+        edited = _template_without_last_word(node)
+        if edited is not None:
+            new, word, shown = edited
+            yield Variant("text-edit", f"drop {word!r} from {_short(shown)!r}", lambda n, new=new: new)
     if isinstance(node, cst.SimpleStatementLine):
         call = _stmt_call(node)
         if call is not None:
@@ -192,6 +203,59 @@ def variants_for(node: cst.CSTNode) -> Iterable[Variant]:
         yield Variant("stub-body", "body -> raise NotImplementedError", lambda n: _stub(n, "raise NotImplementedError"))
         yield Variant("stub-body", "body -> pass", lambda n: _stub(n, "pass"))
         yield Variant("stub-body", "body -> return 0.0", lambda n: _stub(n, "return 0.0"))
+
+
+_TEXT_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+MAX_TEXT = 300
+
+
+def _short(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _without_last_word(node: cst.SimpleString, text: str | None) -> cst.SimpleString | None:
+    """A one-line plain string of three or more words with its last word dropped (its punctuation kept):
+    "Who are you?" -> "Who are?". Prefixed, triple-quoted and multi-line strings are left alone."""
+    if text is None or node.prefix or len(node.quote) != 1 or "\n" in text or len(text) > MAX_TEXT:
+        return None
+    words = list(_TEXT_WORD.finditer(text))
+    if len(words) < 3 or len(text.split()) < 3:
+        return None
+    last = words[-1]
+    cut = text[: last.start()].rstrip() + text[last.end() :]
+    if cut == text or not cut.strip():
+        return None
+    body = cut.replace("\\", "\\\\").replace(node.quote, "\\" + node.quote)
+    return cst.SimpleString(f"{node.quote}{body}{node.quote}")
+
+
+def _template_without_last_word(node: cst.FormattedString) -> tuple[cst.FormattedString, str, str] | None:
+    """An f-string template (``f"a photo of a {name}."``) of three or more words with the last word of its text
+    dropped: ``f"a photo of {name}."``. Only one-line templates without a prefix other than ``f``."""
+    if node.start.lower() not in ('f"', "f'") or any("\n" in p.value for p in node.parts if isinstance(p, cst.FormattedStringText)):
+        return None
+    texts = [(i, p) for i, p in enumerate(node.parts) if isinstance(p, cst.FormattedStringText)]
+    shown = "".join(p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in node.parts)
+    if len(_TEXT_WORD.findall(" ".join(p.value for _, p in texts))) < 3 or len(shown) > MAX_TEXT:
+        return None
+    for i, part in reversed(texts):
+        words = list(_TEXT_WORD.finditer(part.value))
+        if not words:
+            continue
+        last = words[-1]
+        before, after = part.value[: last.start()], part.value[last.end() :]
+        followed = i < len(node.parts) - 1 and not after  # "a photo of a {name}": keep the space before {name}
+        value = (before.rstrip() + (" " if followed and before[-1:].isspace() else "") + after) if before else after.lstrip()
+        parts = list(node.parts)
+        parts[i] = part.with_changes(value=value)
+        return node.with_changes(parts=parts), last.group(0), shown
+    return None
+
+
+# Strings that are not what a run uses: docstrings, help texts, messages printed, logged or raised.
+_MESSAGE_KEYWORDS = {"help", "description", "epilog", "usage", "metavar", "desc"}
+_MESSAGE_CALLS = {"print", "info", "debug", "warning", "warn", "error", "exception", "critical", "log", "write", "echo",
+                  "set_description", "set_postfix_str", "add_text"}
 
 
 SEEDED_CONSTRUCTORS = {"default_rng", "RandomState", "Random", "reset"}  # take the seed as an argument
@@ -292,9 +356,25 @@ class Collector(cst.CSTVisitor):
         self.operators = set(operators)
         # (node, variant, line spans of the changed statements)
         self.sites: list[tuple[cst.CSTNode, Variant, tuple[tuple[int, int], ...]]] = []
+        self.messages: set[int] = set()  # id() of strings that are docs or messages, never a run's text
+
+    def _mark_messages(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Expr) and isinstance(node.value, (cst.SimpleString, cst.FormattedString)):
+            self.messages.add(id(node.value))  # a docstring (or a bare string statement)
+        elif isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value in _MESSAGE_KEYWORDS:
+            self.messages.add(id(node.value))
+        elif isinstance(node, cst.Call):
+            leaf = _leaf(node.func)
+            if leaf in _MESSAGE_CALLS or leaf.endswith(("Error", "Exception", "Warning")):
+                self.messages.update(id(a.value) for a in node.args)
+        elif isinstance(node, cst.Assert) and node.msg is not None:
+            self.messages.add(id(node.msg))
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        self._mark_messages(node)
         for variant in variants_for(node):
+            if variant.operator == "text-edit" and id(node) in self.messages:
+                continue
             if variant.operator in self.operators:
                 focus = variant.focus(node) if variant.focus else [node]
                 spans = []

@@ -179,6 +179,8 @@ class Wanted:
                 allowed_misses -= 1
                 if allowed_misses < 0:
                     return False
+        if not self._together(low, inside, needed):  # cheap windows first: most files fail here
+            return False
         vocabulary = words() if words is not None else None
         inside = [word for word in inside if (word in vocabulary if vocabulary is not None and _PLAIN_WORD.fullmatch(word)
                                               else bool(_word_pattern(word).search(low)))]
