@@ -127,6 +127,42 @@ def test_baseline_frozen_parts_are_not_checked_in_protocol_claims_either():
     assert dumps(compiled("the backbone is kept frozen", "D3")) == [{"kind": "protocol", "rule": "frozen", "name": "backbone"}]
 
 
+@pytest.mark.parametrize(
+    ("claim", "checks"),
+    [
+        ("The pretrained weights remain frozen", [{"kind": "protocol", "rule": "frozen", "name": "base_weights"}]),
+        ("the pre-trained parameters stay frozen during fine-tuning", [{"kind": "protocol", "rule": "frozen", "name": "base_weights"}]),
+        ("Adapter tuning: the base model is frozen", [{"kind": "protocol", "rule": "frozen", "name": "base_weights"}]),
+        ("LoRA: h = W₀x + BAx, where W₀ frozen",
+         [{"kind": "formula", "expect": "W0x + BAx"}, {"kind": "protocol", "rule": "frozen", "name": "base_weights"}]),
+        ("Low-rank adaptation: W_0 is frozen", [{"kind": "protocol", "rule": "frozen", "name": "base_weights"}]),
+        ("Visual prompt tuning: frozen pre-trained model", [{"kind": "protocol", "rule": "frozen", "name": "base_weights"}]),
+        ("Fine-tuning: the backbone weights are frozen", [{"kind": "protocol", "rule": "frozen", "name": "backbone"}]),
+    ],
+)
+def test_the_pretrained_base_of_an_adaptation_is_the_semantic_name_base_weights(claim, checks):
+    result = compiled(claim)
+    assert dumps(result) == checks
+    assert result.coverage == "full" and result.leftover == []
+
+
+@pytest.mark.parametrize(
+    ("claim", "reason"),
+    [
+        ("Gradient flow from the initial point: W_0 frozen", "the paper symbol W_0 names no code object"),
+        ("The pretrained model is frozen", "'pretrained model' of a claim that names no adaptation method"),
+    ],
+)
+def test_w0_and_a_pretrained_model_outside_an_adaptation_claim_are_left(claim, reason):
+    result = compiled(claim)
+    assert not any(getattr(c, "name", None) == "base_weights" for c in result.checks)
+    assert any(f.outcome == "leftover" and f.reason.startswith(reason) for f in result.fragments)
+
+
+def test_the_base_model_of_a_claim_about_no_adaptation_keeps_its_part_name():
+    assert dumps(compiled("DPO: the base model is kept frozen")) == [{"kind": "protocol", "rule": "frozen", "name": "base_model"}]
+
+
 def test_an_aliased_paper_symbol_is_named_as_written():
     assert dumps(compiled("W_0 frozen", aliases={"base_weight": ["W_0"]})) == [{"kind": "protocol", "rule": "frozen", "name": "W_0"}]
 

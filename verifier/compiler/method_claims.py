@@ -61,8 +61,8 @@ _DIMS = r"(?:\s*\([^()]{1,30}\)|\s*∈\s*\S+)?"  # "B (m×r)", "R ∈ ℝ^{r×r}
 
 @functools.cache
 def _subject_re() -> str:
-    nouns = _alternation(list(_mapping("parts")) + _words("not_parts"))
-    one = rf"(?:the\s+|all\s+|its\s+)?(?:pre-?trained\s+|original\s+|whole\s+|entire\s+)?(?:{nouns}|{_IDENT}|{_SYMBOL})(?![\w'])"
+    nouns = _alternation(list(_mapping("parts")) + _words("not_parts") + _words("base_parts"))
+    one = rf"(?:the\s+|all\s+|its\s+)?(?:pre-?trained\s+|original\s+|whole\s+|entire\s+)?(?:{nouns}|{_IDENT}|{_BASE_SYMBOL}|{_SYMBOL})(?![\w'])"
     return rf"(?P<subjects>{one}{_DIMS}(?:\s*(?:,\s*(?:and\s+)?|\band\b|&|/)\s*{one}{_DIMS})*)"
 
 
@@ -73,7 +73,7 @@ def _split_subjects(text: str) -> list[str]:
     for part in parts:
         part = re.sub(r"\s*\([^()]*\)|\s*∈\s*\S+", "", part).strip()
         part = re.sub(r"^(?:the|all|its)\s+", "", part, flags=re.IGNORECASE)
-        part = re.sub(r"^(?:pre-?trained|original|whole|entire)\s+(?!weights\b)", "", part, flags=re.IGNORECASE)
+        part = re.sub(r"^(?:pre-?trained|original|whole|entire)\s+(?!weights\b|parameters\b|model\b)", "", part, flags=re.IGNORECASE)
         if part:
             out.append(part)
     return out
@@ -87,18 +87,34 @@ def _not_parts() -> frozenset[str]:
 _UNICODE_SUBSCRIPT = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 
 
-def _code_name(subject: str, aliases: dict[str, list[str]]) -> tuple[str | None, str]:
+_BASE_SYMBOL = r"W(?:₀|_0|_\{0\}|0)"  # W₀, W_0, W_{0}, W0: the pretrained weight of LoRA-style papers
+BASE_WEIGHTS = "base_weights"  # the frozen rule's name for every pretrained parameter but the adapter's
+
+
+@functools.lru_cache(maxsize=256)
+def about_adaptation(claim: str) -> bool:
+    """The claim is about adapting a pretrained model (LoRA, adapters, prompt tuning, fine-tuning)."""
+    cues = _words("adaptation_cues")
+    return bool(cues) and bool(re.search(rf"(?<![\w-])(?:{_alternation(cues)})(?![\w])", claim, re.IGNORECASE))
+
+
+def _code_name(subject: str, aliases: dict[str, list[str]], claim: str = "") -> tuple[str | None, str]:
     """The name a check looks for, or (None, why not)."""
     lowered = re.sub(r"\s+", " ", subject.lower())
     if lowered in _not_parts():
         return None, f"'{subject}' is optimiser or runtime state, not a parameter"
+    plain = subject.translate(_UNICODE_SUBSCRIPT)
+    known = {a for a, spellings in aliases.items() for a in [a, *spellings]}
+    base = lowered in {w.lower() for w in _words("base_parts")} or re.fullmatch(_BASE_SYMBOL, subject)
+    if base and not (plain in known or subject in known):
+        if about_adaptation(claim) or re.search(r"\b(?:weights|parameters)$", lowered):
+            return BASE_WEIGHTS, ""  # frozen pretrained weights are what an adaptation trains around
+        if lowered not in _mapping("parts"):
+            return None, (f"the paper symbol {subject} names no code object (add an alias)" if re.fullmatch(_BASE_SYMBOL, subject)
+                          else f"'{subject}' of a claim that names no adaptation method: which model stays frozen is not said")
     parts = _mapping("parts")
     if lowered in parts:
         return parts[lowered], ""
-    if re.fullmatch(r"pre-?trained weights", lowered):
-        return parts.get("pretrained weights"), ""
-    plain = subject.translate(_UNICODE_SUBSCRIPT)
-    known = {a for a, spellings in aliases.items() for a in [a, *spellings]}
     if plain in known or subject in known:
         return plain, ""
     code = plain.removeprefix("self.")
@@ -138,6 +154,7 @@ def _statements() -> tuple[tuple[str, re.Pattern], ...]:
         ("frozen", rf"{lead}(?:freeze|freezes|freezing)\s+{subjects}{qualifier}\s*$"),
         ("frozen", rf"{lead}{subjects}{be}\s+(?:kept\s+|held\s+)?fixed\s+(?:{fixed})\s*$" if fixed else r"(?!)"),
         ("frozen", rf"{lead}{subjects}\s+(?:is|are)\s+not\s+(?:trained|updated|fine-?tuned){qualifier}\s*$"),
+        ("frozen", rf"{lead}(?:(?:uses?|keeps?|on|over)\s+)?(?:an?\s+|the\s+)?frozen\s+{subjects}{qualifier}\s*$"),
         ("only-trained", rf"^(?:(?:and|while|whereas)\s+)?(?:only|solely)\s+{subjects}\s+(?:is|are)\s+(?:trained|updated|learned|tuned|fine-?tuned|optimi[sz]ed|trainable|learnable){qualifier}\s*$"),
         ("only-trained", rf"^(?:(?:and|while|whereas)\s+)?(?:only|solely)\s+{subjects}\s+(?:trained|updated|learned|tuned|fine-?tuned|optimi[sz]ed){qualifier}\s*$"),
         ("only-trained", rf"{lead}{subjects}(?:\s+(?:is|are))?\s+(?:the\s+)?(?:sole|only)\s+(?:trainable|learnable|trained)(?:\s+(?:parameters?|matrix|matrices|part|weights?))?{qualifier}\s*$"),
@@ -181,7 +198,7 @@ def read(text: str, claim: str = "", aliases: dict[str, list[str]] | None = None
             return MethodFacts([], "describes a baseline or an ablation: its parts are not the main method's code")
         names, why = [], ""
         for subject in subjects:
-            name, reason = _code_name(subject, aliases)
+            name, reason = _code_name(subject, aliases, claim or body)
             if name is None:
                 why = why or reason
             elif name not in names:
