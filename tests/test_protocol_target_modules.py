@@ -249,5 +249,27 @@ def test_method_filter_reads_only_that_methods_placements():
 def test_parameters_are_validated():
     assert validate_protocol_params(RULE, {"expect": ["query"], "method": "prompt"}).startswith("method:")
     assert validate_protocol_params(RULE, {}).startswith("expect:")
-    unknown = run('from peft import LoraConfig\nc = LoraConfig(target_modules=["q_proj"])\n', ["queries"])
+    assert validate_protocol_params(RULE, {"expect": ["queries"]}).startswith("expect: 'queries' is not one of")
+    # a check built without the loader (a compiled one) still cannot pass on an unknown family
+    example = {"code": 'from peft import LoraConfig\nc = LoraConfig(target_modules=["q_proj"])\n', "files": {},
+               "params": {"expect": ["queries"]}}
+    unknown, _ = run_example(RULE, example)
     assert unknown.status.value == "unverified" and "not a module family" in unknown.message
+
+
+def test_a_misspelt_family_is_a_spec_error_naming_the_field(tmp_path: Path):
+    """A typo in `expect` is caught when the spec loads (exit 2, file:line and field), not reported as unverified."""
+    from verifier.checks import validate_check
+    from verifier.spec.errors import SpecError
+    from verifier.spec.load import load_spec
+
+    assert validate_protocol_params("target-modules", {"expect": ["query", "value"]}) is None
+    assert validate_protocol_params("target-modules", {"expect": ["all-linear"]}) is None
+    message = validate_protocol_params("target-modules", {"expect": ["querry", "value"]})
+    assert message.startswith("expect: 'querry' is not one of") and message.endswith("did you mean 'query'?")
+    spec = tmp_path / "sau.yaml"
+    spec.write_text("version: 1\nsaus:\n  - id: x-D1-001\n    dimension: D1\n    claim: c\n"
+                    "    check: {kind: protocol, rule: target-modules, expect: [querry, value]}\n", encoding="utf-8")
+    with pytest.raises(SpecError) as err:
+        load_spec(spec, validate_check)
+    assert "sau.yaml:6" in str(err.value) and "did you mean 'query'" in str(err.value)

@@ -85,12 +85,42 @@ def validate_protocol_params(rule: str, params: dict[str, Any]) -> str | None:
         allowed = spec.get("choices")
         if allowed and params[key] not in allowed:
             return f"{key}: must be one of {', '.join(map(str, allowed))}, got {params[key]!r}"
+        vocabulary = _choices_from(data, spec.get("choices_from"))
+        if vocabulary:
+            given = params[key] if isinstance(params[key], list) else [params[key]]
+            unknown = [str(v) for v in given if str(v) not in vocabulary]
+            if unknown:
+                hint = _nearest(unknown[0], vocabulary)
+                return (f"{key}: {unknown[0]!r} is not one of {', '.join(sorted(vocabulary))}"
+                        + (f"; did you mean {hint!r}?" if hint else ""))
         if kind == "ratios":
             keys = set(params[key])
             bad = sorted(keys - {"train", "val", "test"})
             if bad:
                 return f"{key}: split names must be train, val or test, got {', '.join(bad)}"
     return None
+
+
+def _choices_from(data: dict[str, Any], paths: Any) -> frozenset[str]:
+    """The names a parameter may take, drawn from the rule's own lexicon (``lexicon.families`` and the keys of
+    ``lexicon.shorthands``): one vocabulary for the spec loader and the implementation."""
+    out: set[str] = set()
+    for path in [paths] if isinstance(paths, str) else list(paths or []):
+        node: Any = data
+        for part in str(path).split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            out.update(map(str, node))
+        elif isinstance(node, list):
+            out.update(map(str, node))
+    return frozenset(out)
+
+
+def _nearest(word: str, vocabulary: frozenset[str]) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(word, sorted(vocabulary), n=1, cutoff=0.75)
+    return found[0] if found else None
 
 
 def with_defaults(rule: str, params: dict[str, Any]) -> dict[str, Any]:
