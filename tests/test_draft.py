@@ -384,3 +384,17 @@ def test_values_in_parentheses_measures_and_unicode_symbols():
         ("4 Setup", "replay_buffer_size", 100000),
         ("4 Setup", "temperature", 0.05),
     ]  # "crowd of size 40" names no parameter the lexicon knows
+
+
+def test_ranges_and_equal_parameters_are_drafted_as_within_and_same_as():
+    text = (
+        "# Method\n\nWe use LoRA with rank r = 16; alpha = r for every task.\n\n"
+        "## Sampling\n\nWe set the AR steps to 6-7 and the guidance scale to 7.5.\n\n"
+        "| Hyperparameter | Value |\n|---|---|\n| warmup steps | 500-1000 |\n| learning rate | 2e-4 |\n"
+    )
+    drafted = {s["check"]["name"]: (s["claim"], {k: v for k, v in s["check"].items() if k not in ("kind", "name")})
+               for s in saus(text, "ranges.md") if s["check"]["kind"] == "value"}
+    assert drafted["warmup_steps"] == ("warmup steps between 500 and 1000", {"within": [500, 1000]})
+    assert drafted["num_ar_steps"][1] == {"within": [6, 7]}  # never the first end alone (expect: 6)
+    assert drafted["lora_alpha"][1] == {"same_as": "lora_rank"}
+    assert drafted["learning_rate"][1] == {"expect": 0.0002}

@@ -362,7 +362,7 @@ class Interval(list):
     ends (``within``), as opposed to a bracketed interval setting (``alpha_range: [0, 1]``) or a sweep."""
 
 
-def _written_range(text: str, value: Any) -> Any:
+def written_range(text: str, value: Any) -> Any:
     """``value`` as an Interval when ``text`` writes two increasing numbers as ``a-b`` / ``a to b`` (not a bracketed
     list, a set or a shape)."""
     if _is_interval(value) and not text.lstrip()[:1] in ("[", "{", "(") and numbers.RANGE_RE.match(text):
@@ -622,7 +622,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         return [], "a derived count (an expression = its value): it follows from the settings, no code sets it"
     if not match:
         written = _PAREN_TAIL.sub("", body).strip()
-        whole = _written_range(written, numbers.parse_value(written))
+        whole = written_range(written, numbers.parse_value(written))
         if whole is None and label and own_label:
             whole = _leading_number(body)  # "Subsample fraction: 0.1% (1/1000) of each dataset's size"
         readable = label and whole is not None and not isinstance(whole, bool)
@@ -648,7 +648,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
     stripped = raw_val if raw_val.startswith("(") else _PAREN_TAIL.sub("", raw_val)
     val_text = _leading_value(stripped.strip().strip("~≈").strip())
     unit = ""
-    expect = _written_range(val_text, numbers.parse_value(val_text))
+    expect = written_range(val_text, numbers.parse_value(val_text))
     if expect is None:
         head = re.match(r"^(?P<v>\S+)\s+(?P<unit>[A-Za-z][\w\-]*)(?:\s.*)?$", val_text)
         if head:

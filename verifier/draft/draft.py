@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.compiler import numbers, orders, terms
-from verifier.compiler.claims import Sweep, compile_claim
+from verifier.compiler.claims import Interval, Sweep, compile_claim, written_range
 from verifier.spec.model import SAU
 
 _DIM_CODE = {"numerical": "D1", "methodological": "D2", "protocol": "D3", "ordering": "D4"}
@@ -42,6 +42,10 @@ class Draft:
     def add(self, dimension: str, claim: str, source: str, check: dict[str, Any], comments: list[str] | None = None) -> None:
         if check.get("kind") == "value" and isinstance(check.get("expect"), Sweep):  # values swept over, one per run
             check = {**{k: v for k, v in check.items() if k != "expect"}, "sweep": list(check["expect"])}
+        elif check.get("kind") == "value" and isinstance(check.get("expect"), Interval):  # a range for one setting
+            check = {**{k: v for k, v in check.items() if k != "expect"}, "within": list(check["expect"])}
+        elif check.get("kind") == "value" and isinstance(check.get("expect"), SameAs):  # alpha = r
+            check = {**{k: v for k, v in check.items() if k != "expect"}, "same_as": str(check["expect"])}
         key = repr((dimension, sorted((k, repr(v)) for k, v in check.items())))
         if key in self.seen:
             return
@@ -145,7 +149,7 @@ def tables(text: str) -> list[tuple[int, list[list[str]]]]:
 def _cell_value(cell: str) -> Any:
     cell = cell.replace("−", "-").strip()
     cell = re.sub(r"(\d)\s*×\s*10\s*-\s*(\d)", r"\1×10^-\2", cell)  # "1 × 10−4" as PDF converters print it
-    return numbers.parse_value(cell)
+    return written_range(cell, numbers.parse_value(cell))  # "500-1000": a range for one setting (`within`)
 
 
 def _known_name(header: str) -> str | None:
@@ -435,7 +439,7 @@ _SEARCHED = re.compile(
     r"(?P<x>[A-Za-z][A-Za-z \-]{2,40}?)\s+(?:is\s+|are\s+|was\s+|were\s+)?(?:tuned\s+|searched\s+|chosen\s+|selected\s+|"
     r"swept\s+|varied\s+|picked\s+)?(?:from|over|among|within|in)\s+(?:the\s+range\s+(?:of\s+)?)?(?P<v>\[[^\]]{1,80}\]|\{[^}]{1,80}\})"
 )
-_SET_X_TO = re.compile(r"\b(?:set|fix|cap|limit)\s+(?:the\s+)?(?P<x>[A-Za-z][A-Za-z \-]{2,40}?)\s+(?:to|at|as)\s+(?P<v>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*[x×]\s*10\s*\^?\s*\{?\s*[-−]?\s*\d+\}?)?%?)(?![\w]|\.\d)")
+_SET_X_TO = re.compile(r"\b(?:set|fix|cap|limit)\s+(?:the\s+)?(?P<x>[A-Za-z][A-Za-z \-]{2,40}?)\s+(?:to|at|as)\s+(?P<v>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*[x×]\s*10\s*\^?\s*\{?\s*[-−]?\s*\d+\}?)?%?(?:\s*[-–]\s*\d+(?:\.\d+)?(?![\w.]))?)(?![\w]|\.\d|\s*[-–]\s*\d)")  # "set the AR steps to 6-7": a range
 _COUNTED = re.compile(
     r"\b(?:we\s+|they\s+)?(?:use|uses|using|sample|sampled|sampling|gather|gathered|collect|collected|train|trained|generate|"
     r"generated|run|ran|employ|employed|select|selected|draw|drew|drawn|consider|considered|evaluate|evaluated|contain|contains|containing|comprise|comprises|comprising|involve|involves|a total of)\s+"
@@ -558,11 +562,17 @@ def _compiled_values(sentence: str, lexicon_only: bool) -> list[tuple[str, Any]]
         if check.kind != "value" or not check.name or isinstance(check.expect, str):
             continue
         check = singular.get(repr((check.name, check.expected())), check)
-        value = Sweep(check.sweep) if check.sweep is not None else check.expect  # Draft.add writes `sweep:`
+        # Draft.add writes `sweep:`, `within:` and `same_as:` for these
+        value = (Sweep(check.sweep) if check.sweep is not None else Interval(check.within) if check.within is not None
+                 else SameAs(check.same_as) if check.same_as is not None else check.expect)
         named_count = counted and check.name.startswith("num_")
         if check.name.lower() in known or named_count or (explicit and len(check.name) <= 40):
             out.append((check.name, value))
     return out
+
+
+class SameAs(str):
+    """The other parameter a drafted value equals ("α = r"): written as ``same_as``."""
 
 
 def _singular_names(text: str, checks: list[Any], known: set[str]) -> dict[str, Any]:
@@ -583,6 +593,13 @@ def _singular_names(text: str, checks: list[Any], known: set[str]) -> dict[str, 
     return out
 
 
+def _stated(value: Any) -> str:
+    """How a drafted claim states its value: "= 0.0002", "between 500 and 1000", "= lora_rank"."""
+    if isinstance(value, Interval):
+        return f"between {value[0]} and {value[1]}"
+    return f"= {value}"
+
+
 # ----- the draft ----------------------------------------------------------------------------------------------
 def build(paper_text: str) -> Draft:
     d = Draft()
@@ -593,13 +610,13 @@ def build(paper_text: str) -> Draft:
         body = "\n".join(sec.lines)
         for _, rows in tables(body):
             for header, name, value, others in table_values(rows):
-                d.add("numerical", f"{header.strip()} = {value}", sec.title, {"kind": "value", "name": name, "expect": value})
+                d.add("numerical", f"{header.strip()} {_stated(value)}", sec.title, {"kind": "value", "name": name, "expect": value})
                 for other in others:  # per-setting values: one SAU each, for the reviewer to keep or scope with `in:`
                     d.add("numerical", f"{header.strip()} = {other} (another setting)", sec.title,
                           {"kind": "value", "name": name, "expect": json.loads(other)},
                           ["another setting's value in the same table: scope it with `in:` or delete it"])
             for name, value in cell_values(rows):
-                d.add("numerical", f"{name} = {value}", sec.title, {"kind": "value", "name": name, "expect": value})
+                d.add("numerical", f"{name} {_stated(value)}", sec.title, {"kind": "value", "name": name, "expect": value})
             swept = swept_column(rows)
             if swept:
                 header, name, values = swept
