@@ -171,6 +171,8 @@ def compiled(text: str, dimension: str = "D1") -> list[dict]:
         ("LoRA config: alpha = r, dropout 0.05",
          [{"name": "lora_alpha", "same_as": "lora_rank"}, {"name": "lora_dropout", "expect": 0.05}]),
         ("LoRA baseline: α = r for every task", [{"name": "lora_alpha", "same_as": "lora_rank"}]),
+        ("LoRA with rank r = 16 and alpha = r for every task",
+         [{"name": "lora_rank", "expect": 16}, {"name": "lora_alpha", "same_as": "lora_rank"}]),
     ],
 )
 def test_ranges_and_equal_parameters_compile(text: str, checks: list[dict]) -> None:
@@ -247,4 +249,10 @@ def test_keyword_and_positional_kernel_sizes_are_read_together(tmp_path: Path) -
     result = run(repo(tmp_path, files), name="kernel_size", expect=3)
     assert (result.status, result.score) == (Status.pass_, 1.0) and roles(result) == [("net.py", 7, "effective")]
     assert "other values at the same precedence: 7" in result.message
+
+
+def test_a_second_setting_after_a_value_is_typed_or_reported_never_dropped() -> None:
+    result = compile_claim(SAU(id="x-D1-001", dimension="D1", claim="x = 3 and y = z"))
+    assert [f.reason for f in result.fragments] == ["a further setting ('y = z') is not typed"]
+    assert result.coverage == "partial"
 

@@ -718,6 +718,13 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         more, _ = _compile_quantities(match.group("keys"), b)
         made.extend(more)
     rest = re.sub(r"\([^()]*\)", lambda m: " " * len(m.group(0)), rest)  # "(stage 1, 32-frame)": a remark
+    clause = re.sub(r"^\s*(?:with|and|using|plus)\s+", "", rest).strip()
+    if clause != rest.strip() and "=" in clause and not re.search(r"(?<![\w.§])\d", rest):
+        # "rank r = 16 and alpha = r for every task": the second setting is one parameter equal to another
+        same = _same_as_setting(clause, b)
+        if same is None:
+            return made, f"a further setting ('{clause[:40]}') is not typed"
+        made.append(same)
     if re.match(r"\s*(?:with|and|using|plus|of)\b", rest) and re.search(r"(?<![\w.§])\d", rest):
         # "t in [0, 1] with N=30 steps": the prose after the value states more values; "is achieved by ..." not
         inline, remaining = _inline_assignments(rest, b)
