@@ -158,9 +158,13 @@ def _seed_views(ctx, scope: str | None, lex: dict) -> list[FileView]:
     extra = set(lex.get("seeding_leaves", []))
 
     def calling(names: set[str]) -> list[str]:
-        return [p for p in paths if any(c.callee.rsplit(".", 1)[-1] in names for c in ctx.index.files[p].calls)]
+        files = {c.span.file for n in sorted(names) for c in ctx.index.calls_with_leaf(n) if c.callee.rsplit(".", 1)[-1] == n}
+        return [p for p in paths if p in files]
 
-    first = [p for p in paths if any(_may_seed(c) or c.callee.rsplit(".", 1)[-1] in extra for c in ctx.index.files[p].calls)]
+    leaves = set(_SEED_LEAVES) | {"key", "Generator", "Random", "make", "make_vec", "reset"} | extra
+    seeding = {c.span.file for leaf in sorted(leaves) for c in ctx.index.calls_with_leaf(leaf)
+               if _may_seed(c) or c.callee.rsplit(".", 1)[-1] in extra}  # the index's calls by leaf: no full scan
+    first = [p for p in paths if p in seeding]
     views = [v for p in first if (v := file_view(ctx, p)) is not None]
     helpers = {fn.name for v in views for fn in v.functions.values() if any(_is_seeding(c, lex) for c in fn.calls)}
     seen = set(first)
