@@ -256,3 +256,11 @@ def test_a_second_setting_after_a_value_is_typed_or_reported_never_dropped() -> 
     assert [f.reason for f in result.fragments] == ["a further setting ('y = z') is not typed"]
     assert result.coverage == "partial"
 
+
+
+def test_a_setting_before_a_formula_is_not_swallowed_by_it() -> None:
+    """"rank r = 8 and scale s = alpha / r": the formula's sides used to take the whole fragment and drop r = 8."""
+    result = compile_claim(SAU(id="x-D2-001", dimension="D2", claim="LoRA rank r = 8 and scale s = alpha / r"))
+    dumped = [c.model_dump(exclude_none=True, exclude_defaults=True) for c in result.checks]
+    assert {"name": "lora_rank", "expect": 8} in dumped and {"expect": "alpha / r"} in dumped
+    assert result.coverage == "full"

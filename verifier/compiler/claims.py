@@ -1578,7 +1578,21 @@ _DEFINITION = re.compile(r"^\s*[A-Za-z]\w{0,12}\s*=\s*(?:[a-z][a-z\-/]*\s+){1,8}
 # "m = max actions per user account (rate limit)": the meaning of a symbol of a formula
 
 
+# "LoRA rank r = 8 and scale s = alpha / r": a setting, then a formula; the formula's sides must not swallow it
+_LEAD_SETTING = re.compile(
+    r"^(?P<setting>[^=;:]{1,60}?=\s*[-+]?\d[\d.]*(?:[eE][-+]?\d+)?%?)\s*(?:,\s*and|and|;|,)\s+(?P<formula>[^=;]{1,60}=[^=;]+)$"
+)
+
+
 def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
+    lead = _LEAD_SETTING.match(text.strip())
+    if lead and formulas.find_formula(lead.group("formula")) is not None:
+        made, reason = _formula_check(lead.group("formula"), b)
+        if made:
+            setting, why = _compile_assignment(lead.group("setting"), b)
+            if not setting:
+                why = why or f"the setting before the formula ('{lead.group('setting').strip()}') is not typed"
+            return setting + made, reason or why
     found = formulas.find_formula(text)
     if found is None:
         return [], ""
