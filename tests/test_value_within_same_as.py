@@ -264,3 +264,7 @@ def test_a_setting_before_a_formula_is_not_swallowed_by_it() -> None:
     dumped = [c.model_dump(exclude_none=True, exclude_defaults=True) for c in result.checks]
     assert {"name": "lora_rank", "expect": 8} in dumped and {"expect": "alpha / r"} in dumped
     assert result.coverage == "full"
+
+
+def test_a_hardware_range_is_not_a_setting() -> None:
+    assert not any("within" in c for c in compiled("number of GPUs 4-8"))

@@ -1860,14 +1860,16 @@ _INDEX_NOUNS = frozenset(
 )
 
 
-def _range_setting(masked: str, b: "_Builder", label: str = "") -> int | None:
+def _range_setting(text: str, b: "_Builder", label: str = "") -> int | None:
     """"AR steps: 6-7": one setting the paper gives as a range (it differs by run length or dataset), checked with
     ``within``; only when the key is a parameter name and the span is not an index span ("Layers: 6-11")."""
-    match = _RANGE_SETTING.match(masked.strip())
-    if not match and label and re.match(rf"^\s*{_NUM}\s*(?:[-–]|\bto\b)", masked):
-        match = _RANGE_SETTING.match(f"{label.strip()}: {masked.strip()}")  # "autoregressive steps: 4-6 per clip"
-    if not match:
-        return None
+    written = text.strip()
+    match = _RANGE_SETTING.match(written)
+    if not match and label and re.match(rf"^\s*{_NUM}\s*(?:[-–]|\bto\b)", text):
+        written = f"{label.strip()}: {written}"
+        match = _RANGE_SETTING.match(written)  # "autoregressive steps: 4-6 per clip"
+    if not match or "§" in context.mask(written)[match.start("key") : match.end("key")]:
+        return None  # "number of GPUs 4-8": hardware, not a setting of the code
     low, high = numbers.parse_number(match.group("low")), numbers.parse_number(match.group("high"))
     key = match.group("key").strip()
     words = key.lower().split()
