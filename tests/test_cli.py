@@ -98,3 +98,20 @@ def test_bad_protocol_rule_and_pattern_are_spec_errors(repo):
     )
     code, out = run(repo)
     assert code == 2 and "sau.yaml:5" in out and "saus[0].check" in out
+
+
+def test_rules_lists_every_protocol_rule_and_shows_one():
+    from verifier.analysis.protocol import rule_names
+
+    listing = CliRunner().invoke(main, ["rules"])
+    assert listing.exit_code == 0
+    assert [line.split()[0] for line in listing.output.splitlines()] == rule_names()
+    shown = CliRunner().invoke(main, ["rules", "target-modules", "--format", "json"])
+    data = json.loads(shown.output)
+    assert data["id"] == "target-modules" and data["parameters"]["expect"]["required"] is True
+    assert "query" in data["parameters"]["expect"]["choices"] and "all-linear" in data["parameters"]["expect"]["choices"]
+    assert data["examples"]["valid"] and data["examples"]["invalid"]
+    text = CliRunner().invoke(main, ["rules", "seeds"])
+    assert text.exit_code == 0 and "expect (integer, required)" in text.output
+    unknown = CliRunner().invoke(main, ["rules", "strngs"])
+    assert unknown.exit_code == 2 and "did you mean 'strings'?" in unknown.output

@@ -7,6 +7,7 @@ expected failures print one line naming file, line and field.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -324,6 +325,48 @@ def draft_cmd(paper, output, **judge_flags):
         output.write_text(spec, encoding="utf-8")
     else:
         click.echo(spec, nl=False)
+
+
+@main.command("rules")
+@click.argument("name", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_cmd(name, fmt):
+    """List the protocol rules, or show one: what it decides, its parameters and its examples."""
+    from verifier.analysis.protocol import describe, nearest_rule, rule_names
+
+    if name is None:
+        described = [describe(r) for r in rule_names()]
+        if fmt == "json":
+            click.echo(json.dumps({"rules": [{"id": d["id"], "summary": d["summary"]} for d in described]}, indent=2, sort_keys=True))
+            return
+        width = max(len(d["id"]) for d in described)
+        for d in described:
+            click.echo(f"{d['id']:<{width}}  {d['summary']}")
+        return
+    d = describe(name)
+    if d is None:
+        hint = nearest_rule(name)
+        fail_input(f"rules: unknown protocol rule {name!r}" + (f"; did you mean {hint!r}?" if hint else f" (known: {', '.join(rule_names())})"))
+    if fmt == "json":
+        click.echo(json.dumps(d, indent=2, sort_keys=True))
+        return
+    click.echo(f"{d['id']}: {d['summary']}\n")
+    if d["documentation"]:
+        click.echo(d["documentation"] + "\n")
+    click.echo("Parameters:" if d["parameters"] else "Parameters: none")
+    for key, spec in d["parameters"].items():
+        flags = [spec.get("type", "string")] + (["required"] if spec.get("required") else [])
+        if "default" in spec:
+            flags.append(f"default {spec['default']}")
+        click.echo(f"  {key} ({', '.join(map(str, flags))}): {str(spec.get('doc', '')).strip()}")
+        if spec.get("choices"):
+            click.echo(f"      one of: {', '.join(map(str, spec['choices']))}")
+    if d["insensitive_to"]:
+        click.echo(f"Insensitive to (mutation testing): {', '.join(d['insensitive_to'])}")
+    for kind in ("valid", "invalid"):
+        if d["examples"][kind]:
+            click.echo(f"Examples, {kind}: " + "; ".join(d["examples"][kind]))
+    click.echo(f'\nIn a spec: check: {{kind: protocol, rule: {d["id"]}, ...}}')
 
 
 @main.command("schema")

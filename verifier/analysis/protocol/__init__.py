@@ -123,6 +123,34 @@ def _nearest(word: str, vocabulary: frozenset[str]) -> str | None:
     return found[0] if found else None
 
 
+def describe(rule: str) -> dict[str, Any] | None:
+    """What a user reads about one rule (``sau-verify rules NAME``): its summary, documentation, parameters and
+    the names of its valid / invalid examples, straight from the rule's YAML. None for an unknown rule."""
+    data = load_rule(rule)
+    if data is None:
+        return None
+    params = {}
+    for key, spec in sorted((data.get("parameters") or {}).items()):
+        entry = {k: spec[k] for k in ("type", "required", "default", "choices", "doc") if k in spec}
+        vocabulary = _choices_from(data, spec.get("choices_from"))
+        if vocabulary:
+            entry["choices"] = sorted(vocabulary)
+        params[key] = entry
+    examples = data.get("examples") or {}
+    return {
+        "id": rule,
+        "summary": str(data.get("summary", "")).strip(),
+        "documentation": str(data.get("documentation", "")).strip(),
+        "parameters": params,
+        "insensitive_to": list(data.get("insensitive_to") or []),
+        "examples": {kind: [str(e.get("name", "")) for e in examples.get(kind) or []] for kind in ("valid", "invalid")},
+    }
+
+
+def nearest_rule(name: str) -> str | None:
+    return _nearest(name, frozenset(rule_names()))
+
+
 def with_defaults(rule: str, params: dict[str, Any]) -> dict[str, Any]:
     data = load_rule(rule) or {}
     out = {k: spec.get("default") for k, spec in (data.get("parameters") or {}).items() if "default" in spec}
