@@ -254,3 +254,48 @@ def test_a_host_renamed_instruct_model_is_the_model_through_the_alias_table():
     result = run(code, "llama-3-8b-instruct")
     assert (result.status.value, result.score, lines(result)) == ("pass", 1.0, [("train.py", 4)])
     assert run(code, "llama-3-70b-instruct").status.value == "mismatch"
+
+
+HYDRA_TRAIN = """
+    import hydra
+    from hydra.utils import instantiate
+
+
+    @hydra.main(config_path="configs", config_name="train")
+    def main(cfg):
+        model = instantiate(cfg.model)
+        model.train()
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_a_model_named_in_a_hydra_target_node_is_the_model_loaded():
+    config = """
+        model:
+          _target_: transformers.AutoModelForCausalLM.from_pretrained
+          pretrained_model_name_or_path: meta-llama/Llama-3.2-3B
+          torch_dtype: bfloat16
+    """
+    result = run(HYDRA_TRAIN, "Llama-3.2 3B", files={"configs/train.yaml": config})
+    assert (result.status.value, result.score) == ("pass", 1.0)
+    assert ("configs/train.yaml", 3) in lines(result)
+    drifted = run(HYDRA_TRAIN, "Llama-3.2 3B", files={"configs/train.yaml": config.replace("Llama-3.2-3B", "Llama-3.2-1B")})
+    assert drifted.status.value != "pass"
+
+
+def test_a_hydra_target_no_code_instantiates_says_nothing():
+    config = """
+        model:
+          _target_: transformers.AutoModelForCausalLM.from_pretrained
+          pretrained_model_name_or_path: meta-llama/Llama-3.2-1B
+    """
+    code = """
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-3.2-3B")
+    """
+    result = run(code, "Llama-3.2 3B", files={"configs/unused.yaml": config})
+    assert (result.status.value, result.score) == ("pass", 1.0)
+    assert all(f != "configs/unused.yaml" for f, _ in lines(result))

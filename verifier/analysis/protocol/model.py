@@ -22,6 +22,7 @@ from verifier.analysis.protocol.common import (
     dotted,
     evidence,
     file_view,
+    looks_like_glob,
     name_mentions,
     norm,
     python_paths,
@@ -29,7 +30,7 @@ from verifier.analysis.protocol.common import (
     sorted_evidence,
     views_mentioning,
 )
-from verifier.analysis.protocol.values import Resolver, Setting, _local_assign
+from verifier.analysis.protocol.values import Resolver, Setting, _local_assign, config_settings
 from verifier.index.facts import BindingKind
 from verifier.results import CheckResult, Status
 
@@ -289,8 +290,50 @@ def find_uses(ctx, scope: str | None, rule: dict) -> list[Use]:
                     continue
                 name = _strip(text, timm) if timm else text
                 out.append(Use(name, path, call.line, call.end_line, how, via, origin))
+    out += _hydra_uses(ctx, scope, lex)
     unique = {(u.file, u.line, u.name, u.how): u for u in out}
     return [unique[k] for k in sorted(unique)]
+
+
+# The keys a Hydra node of a loader names its model under (the first is from_pretrained's own parameter).
+_HYDRA_NAME_KEYS = ("pretrained_model_name_or_path", "model_name_or_path", "model_name", "model", "repo_id")
+
+
+def _hydra_uses(ctx, scope: str | None, lex: dict) -> list[Use]:
+    """A config node ``{_target_: transformers.AutoModel.from_pretrained, pretrained_model_name_or_path: ...}``
+    that ``hydra.utils.instantiate`` builds: the model is named in the config, no Python call holds it. Read only
+    when the code instantiates Hydra nodes at all, and not for a function scope (a config has none)."""
+    if scope and not looks_like_glob(scope):
+        return []
+    if not any(c.qualname.endswith("instantiate") or c.callee.endswith("instantiate")
+               for c in ctx.index.calls_with_leaf("instantiate")):
+        return []
+    settings = config_settings(ctx)
+    by_path = {(s.file, s.path): s for s in settings}
+    prefixes = tuple(m + "." for m in lex["constructor_modules"])
+    out: list[Use] = []
+    for target in settings:
+        if target.name != "_target_" or not isinstance(target.value, str) or (scope and not ctx.index.in_scope(target.file, scope)):
+            continue
+        qual = target.value.strip()
+        leaf_name = qual.rsplit(".", 1)[-1]
+        loader = leaf_name == "from_pretrained" or qual in lex["name_first"] or leaf_name in lex["name_first_leaves"]
+        parent = target.path.rsplit(".", 1)[0] if "." in target.path else ""
+        how = f"`{qual}` (a Hydra `_target_`)"
+        if qual.startswith(prefixes) and not any(w in leaf_name.lower() for w in lex["not_constructors"]):
+            out.append(Use(leaf_name, target.file, target.line, target.line, how))  # torchvision.models.resnet50
+            continue
+        if not loader:
+            continue
+        named = next((by_path.get((target.file, f"{parent}.{k}" if parent else k)) for k in _HYDRA_NAME_KEYS
+                      if by_path.get((target.file, f"{parent}.{k}" if parent else k)) is not None), None)
+        if named is None or not isinstance(named.value, str) or not named.value.strip():
+            out.append(Use("", target.file, target.line, target.line, f"{how} without a readable name"))
+            continue
+        timm = qual.startswith("timm.")
+        name = _strip(named.value, timm) if timm else named.value
+        out.append(Use(name, target.file, target.line, named.line, how, named))
+    return out
 
 
 def _strings(ctx, view, fn, expr: ast.expr, line: int, depth: int):
