@@ -253,3 +253,38 @@ def test_a_second_optimizer_over_another_part_breaks_only_but_one_over_another_m
     alone = run(code.replace("            opt_head = torch.optim.AdamW(model.head.parameters(), lr=1e-3)\n", ""), "lora_R", only=True)
     assert verdict(alone) == ("pass", 1.0)
     assert lines(alone) == [("train.py", 5)]
+
+
+PEFT_TRAIN = """
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+    model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-3.2-3B")
+    model = get_peft_model(model, LoraConfig(r=16, target_modules=["q_proj", "v_proj"]))
+    {extra}
+    trainer = Trainer(model=model, args=TrainingArguments(output_dir="out"))
+    trainer.train()
+"""
+
+
+def test_the_lora_layers_a_peft_wrap_adds_are_trained_though_no_code_names_them():
+    code = PEFT_TRAIN.format(extra="")
+    assert verdict(run(code, "lora_A")) == ("pass", 1.0)
+    only = run(code, "lora", only=True)
+    assert verdict(only) == ("pass", 1.0) and ("train.py", 6) in lines(only)  # the get_peft_model line
+
+
+def test_only_the_adapters_fails_when_the_base_is_re_enabled_after_the_wrap():
+    code = PEFT_TRAIN.format(extra="for p in model.parameters():\n        p.requires_grad = True")
+    result = run(code, "lora", only=True)
+    assert result.status.value == "mismatch" and "not alone" in result.message
+
+
+def test_without_a_peft_wrap_an_unnamed_adapter_is_still_missing():
+    code = """
+        import torch
+        from torch import nn
+        model = nn.Linear(4, 4)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    """
+    assert run(code, "lora", only=True).status.value == "missing"

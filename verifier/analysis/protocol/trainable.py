@@ -68,6 +68,9 @@ def _evaluate(raw: str, ctx, scope: str | None, only: bool) -> CheckResult:
     key = norm(raw.rsplit(".", 1)[-1])
     views = views_mentioning(ctx, [], scope, ml_only=True)
     if not any(True for v in views for _ in _occurrences(v, key)):
+        added = _library_adapters(raw, key, ctx, scope, views, only)
+        if added is not None:
+            return added
         return CheckResult.failed(KIND, Status.missing, f"`{raw}` not found in the code", [])
     enables = [(v, n, why) for v in views for n, why in _enables(v, key)]
     enables = [e for e in enables if scope_admits(scope, frozen._scope_of(e[0], e[1]))]
@@ -150,6 +153,37 @@ def _evaluate(raw: str, ctx, scope: str | None, only: bool) -> CheckResult:
 
 
 # ----- where the part is named -----------------------------------------------------------------------------
+# Names of the parts a PEFT wrap adds (its LoRA matrices, its adapters): the library creates them, no repo code
+# names them, and they are what `get_peft_model` leaves trainable.
+_LIBRARY_ADAPTER_KEYS = frozenset({"lora", "loraa", "lorab", "loralayers", "loraadapters", "loraadapter", "adapter",
+                                   "adapters", "loramodules", "loraweights", "loraparameters", "loraparams"})
+
+
+def _library_adapters(raw: str, key: str, ctx, scope: str | None, views: list[FileView], only: bool) -> CheckResult | None:
+    """LoRA or adapters that a PEFT wrap adds (``get_peft_model(model, LoraConfig(...))``): trainable by the
+    library's construction. With ``only``, everything else must be frozen: the base weights, as the frozen rule's
+    ``base_weights`` decides it (a re-enabled base or a trained head is not "only the adapters")."""
+    if key not in _LIBRARY_ADAPTER_KEYS:
+        return None
+    wraps = [(v, node) for v in views for node, _ in frozen._peft_wraps(v) if scope_admits(scope, frozen._scope_of(v, node))]
+    if not wraps:
+        return None
+    v, node = wraps[0]
+    where = f"{v.path}:{node.lineno}"
+    ev = [evidence(ctx, v.path, node, "rule", note="the PEFT wrap that adds the adapters")]
+    if not only:
+        return CheckResult.passed(KIND, f"`{raw}`: the adapters the PEFT wrap at {where} adds are trainable", ev)
+    base = frozen.evaluate({"name": frozen.BASE_WEIGHTS}, ctx, scope, {})
+    if base.status is Status.pass_:
+        return CheckResult.passed(KIND, f"only `{raw}` is trained: the PEFT wrap at {where} adds it and {base.message}",
+                                  sorted_evidence([*ev, *base.evidence]))
+    if base.status is Status.mismatch:
+        return CheckResult.failed(KIND, Status.mismatch, f"`{raw}` is trained, but not alone: {base.message}",
+                                  sorted_evidence([*ev, *base.evidence]))
+    return CheckResult.unverified(KIND, f"`{raw}` is trained (PEFT wrap at {where}); whether alone: {base.message}",
+                                  sorted_evidence([*ev, *base.evidence]))
+
+
 def _occurrences(view: FileView, key: str) -> Iterator[ast.AST]:
     for node in ast.walk(view.tree):
         if isinstance(node, (ast.Name, ast.Attribute)) and frozen._same(node.id if isinstance(node, ast.Name) else node.attr, key):
