@@ -130,7 +130,8 @@ def precision(claims: dict[str, list[dict[str, Any]]], sample_path: Path, detail
         unmatched = list(expected)
         wrong = []
         for names, value in pairs:
-            hit = next((e for e in unmatched if e[0] in names and same_value(e[1], value)), None)
+            same = set(names) | {_canonical(n) for n in names}  # lexicon synonyms are one parameter, as in section 4
+            hit = next((e for e in unmatched if (e[0] in same or _canonical(e[0]) in same) and same_value(e[1], value)), None)
             if hit is not None:
                 unmatched.remove(hit)
                 correct += 1

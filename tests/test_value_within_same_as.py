@@ -268,3 +268,11 @@ def test_a_setting_before_a_formula_is_not_swallowed_by_it() -> None:
 
 def test_a_hardware_range_is_not_a_setting() -> None:
     assert not any("within" in c for c in compiled("number of GPUs 4-8"))
+
+
+def test_a_compiled_ar_steps_range_finds_the_repos_ar_steps_key(tmp_path: Path) -> None:
+    """The compiler's name (num_ar_steps) reaches the repo's spelling (ar_steps) through the lexicon."""
+    (check,) = compile_claim(SAU(id="x-D1-001", dimension="D1", claim="AR steps: 6-7")).checks
+    result = check_value(check, Context(index=repo(tmp_path, {"configs/eval.yaml": EVAL_CONFIG.format(steps=6)}), spec=Spec()))
+    assert (result.status, result.score) == (Status.pass_, 1.0)
+    assert roles(result) == [("configs/eval.yaml", 2, "effective")]

@@ -163,7 +163,7 @@ def _within_grader(bounds: list[float], tolerance: float | None) -> Grader:
         if low <= number <= high:
             return Status.pass_, 1.0, "inside the interval"
         nearer = low if number < low else high
-        status, score, reason = compare(nearer, number, tolerance, library_default=library_default)
+        status, score, reason = compare(nearer, actual, tolerance, library_default=library_default)
         if status is Status.pass_:  # within the tolerance of a bound
             return status, score, f"at the bound {fmt(nearer)} within tolerance"
         return status, score, f"outside the interval ({reason})"
