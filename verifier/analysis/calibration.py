@@ -122,7 +122,7 @@ def _compare(expected: Any, actual: Any, tolerance: float | None, subs: Substitu
         if exp_b == act_b:
             return Status.pass_, 1.0, "same boolean"
         return Status.mismatch, 0.0, f"{fmt(actual)} where {fmt(expected)} is claimed"
-    exp_n, act_n = _as_number(expected), _as_number(actual)
+    exp_n, act_n = as_number(expected), as_number(actual)
     if exp_n is not None and act_n is not None:
         status, score, reason = _compare_numbers(exp_n, act_n, tolerance)
         if isinstance(expected, int) and isinstance(actual, (int, str)) and exp_n.is_integer() and act_n.is_integer():
@@ -215,7 +215,8 @@ def _as_list(value: Any) -> list | None:
     return None
 
 
-def _as_number(value: Any) -> float | None:
+def as_number(value: Any) -> float | None:
+    """A number, or a string that writes one ("3e-4", "inf"); None for a bool or anything else."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):

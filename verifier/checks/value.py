@@ -14,7 +14,7 @@ from dataclasses import replace
 from collections.abc import Callable
 from typing import Any
 
-from verifier.analysis.calibration import compare, fmt
+from verifier.analysis.calibration import as_number, compare, fmt
 from verifier.analysis.values import (
     KIND_LABEL,
     CallArg,
@@ -157,7 +157,7 @@ def _within_grader(bounds: list[float], tolerance: float | None) -> Grader:
     low, high = bounds
 
     def grade(actual: Any, library_default: bool = False) -> tuple[Status, float, str]:
-        number = _number(actual)
+        number = as_number(actual)
         if number is None:
             return compare(low, actual, tolerance, library_default=library_default)
         if low <= number <= high:
@@ -169,12 +169,6 @@ def _within_grader(bounds: list[float], tolerance: float | None) -> Grader:
         return status, score, f"outside the interval ({reason})"
 
     return grade
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 # ----- equal to another parameter ---------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from pydantic import TypeAdapter, ValidationError
 
 from verifier.compiler import context, distributions, formulas, numbers, orders, pseudocode, terms
 from verifier.compiler import method_claims, protocol_claims, quoted
-from verifier import rules
 from verifier.spec.model import (
     SAU,
     CallCheck,
@@ -1851,12 +1850,12 @@ _RANGE_SETTING = re.compile(
     rf"^(?P<key>[A-Za-z][\w\- ]{{1,40}}?)\s*(?:[:=]\s*|\s)(?P<low>{_NUM})\s*(?:[-–]|\bto\b)\s*(?P<high>{_NUM})\s*(?P<unit>(?!(?:per|for|each|depending|on|across|by)\b)[A-Za-z]+)?"
     r"(?:\s+(?:per|for|each|depending|on|across|by)\b[^=:;]*)?\s*$"  # "... 4-6 per clip", "... depending on the dataset"
 )
+# A compiled name with one of these words holds a span of them ("Layers: 6-11"), never one setting's value
 _SPAN_WORDS = frozenset("layer layers block blocks position positions index indices indexes".split())
 # "Layers: 6-11", "ranks 1-5", "Steps 1-4", "Eq. 4-5": which ones (an index span), not one setting's value
-_INDEX_NOUNS = frozenset(
-    "layer layers block blocks position positions index indices indexes rank ranks shift shifts section sections "
-    "table tables figure figures eq eqs equation equations line lines step steps stage stages phase phases "
-    "epoch epochs row rows column columns".split()
+_INDEX_NOUNS = _SPAN_WORDS | frozenset(
+    "rank ranks shift shifts section sections table tables figure figures eq eqs equation equations line lines "
+    "step steps stage stages phase phases epoch epochs row rows column columns".split()
 )
 
 
@@ -1893,17 +1892,6 @@ _SAME_AS = re.compile(
 )
 
 
-@functools.cache
-def _weak_owners() -> dict[str, tuple[tuple[str, frozenset[str]], ...]]:
-    """A weak spelling (``r``, ``alpha``) -> the lexicon entries that own it, with the APIs each is an argument of."""
-    out: dict[str, list[tuple[str, frozenset[str]]]] = {}
-    for canonical, entry in sorted((rules.load("lexicon.yaml") or {}).items()):
-        if isinstance(entry, dict):
-            for weak in entry.get("weak") or []:
-                out.setdefault(str(weak).lower(), []).append((canonical, frozenset(map(str, entry.get("apis") or []))))
-    return {k: tuple(v) for k, v in out.items()}
-
-
 def _canonical(symbol: str, b: "_Builder") -> str | None:
     names = _symbol_names(symbol)
     name = terms.name_in_context(names[0], f"{b.label} {b.fragment}", b.claim) if names else None
@@ -1923,15 +1911,13 @@ def _same_as_setting(masked: str, b: "_Builder") -> int | None:
     left = _canonical(match.group("left"), b)
     if left is None:
         return None
-    entry = (rules.load("lexicon.yaml") or {}).get(left)
-    apis = frozenset(map(str, (entry or {}).get("apis") or [])) if isinstance(entry, dict) else frozenset()
-    lexicon = rules.load("lexicon.yaml") or {}
+    api_of = terms.lexicon_apis()
+    apis = api_of.get(left, frozenset())
     right = _canonical(match.group("right"), b)
-    if right is None or right not in lexicon:
-        owners = [c for c, owned in _weak_owners().get(match.group("right").lower(), ()) if apis and owned & apis and c != left]
+    if right is None or right not in api_of:
+        owners = [c for c in terms.weak_owners().get(match.group("right").lower(), ()) if apis & api_of.get(c, frozenset()) and c != left]
         right = owners[0] if len(owners) == 1 else None
-    other = lexicon.get(right) if right else None
-    if right is None or right == left or not isinstance(other, dict) or not apis & frozenset(map(str, other.get("apis") or [])):
+    if right is None or right == left or not apis & api_of.get(right, frozenset()):
         return None  # two settings of one API (LoraConfig's alpha and r); "alpha = beta" across methods is not one
     index = b.add(ValueCheck(name=left, same_as=right))
     return index if index >= 0 else None

@@ -38,6 +38,23 @@ normalise_phrase = _norm_phrase  # the text find_phrase's offsets refer to
 
 
 @functools.cache
+def lexicon_apis() -> dict[str, frozenset[str]]:
+    """canonical name -> the APIs it is an argument of (``lora_alpha`` -> peft.LoraConfig), from rules/lexicon.yaml."""
+    return {str(c): frozenset(map(str, e.get("apis") or [])) for c, e in _load("lexicon.yaml").items() if isinstance(e, dict)}
+
+
+@functools.cache
+def weak_owners() -> dict[str, tuple[str, ...]]:
+    """A weak spelling (``r``, ``alpha``) -> the canonical names that own it, sorted."""
+    out: dict[str, list[str]] = {}
+    for canonical, entry in sorted(_load("lexicon.yaml").items()):
+        if isinstance(entry, dict):
+            for weak in entry.get("weak") or []:
+                out.setdefault(str(weak).lower(), []).append(str(canonical))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@functools.cache
 def lexicon_index() -> dict[str, str]:
     """alias (lower, underscores) -> canonical name, from rules/lexicon.yaml whatever its nesting."""
     data = _load("lexicon.yaml")

@@ -40,12 +40,10 @@ class Draft:
     seen: set[str] = field(default_factory=set)
 
     def add(self, dimension: str, claim: str, source: str, check: dict[str, Any], comments: list[str] | None = None) -> None:
-        if check.get("kind") == "value" and isinstance(check.get("expect"), Sweep):  # values swept over, one per run
-            check = {**{k: v for k, v in check.items() if k != "expect"}, "sweep": list(check["expect"])}
-        elif check.get("kind") == "value" and isinstance(check.get("expect"), Interval):  # a range for one setting
-            check = {**{k: v for k, v in check.items() if k != "expect"}, "within": list(check["expect"])}
-        elif check.get("kind") == "value" and isinstance(check.get("expect"), SameAs):  # alpha = r
-            check = {**{k: v for k, v in check.items() if k != "expect"}, "same_as": str(check["expect"])}
+        field = _EXPECT_FIELDS.get(type(check.get("expect"))) if check.get("kind") == "value" else None
+        if field is not None:  # a sweep (one value per run), a range for one setting, another parameter (alpha = r)
+            written = check["expect"]
+            check = {**{k: v for k, v in check.items() if k != "expect"}, field: str(written) if field == "same_as" else list(written)}
         key = repr((dimension, sorted((k, repr(v)) for k, v in check.items())))
         if key in self.seen:
             return
@@ -573,6 +571,10 @@ def _compiled_values(sentence: str, lexicon_only: bool) -> list[tuple[str, Any]]
 
 class SameAs(str):
     """The other parameter a drafted value equals ("α = r"): written as ``same_as``."""
+
+
+# The value-check field a drafted value of that type is written under, instead of `expect`.
+_EXPECT_FIELDS: dict[type, str] = {Sweep: "sweep", Interval: "within", SameAs: "same_as"}
 
 
 def _singular_names(text: str, checks: list[Any], known: set[str]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from verifier.index import cache, configs, notebooks, python_facts, shell
-from verifier.index.discover import TEST_DIRS, Candidate, discover
+from verifier.index.discover import Candidate, discover, test_by_name_only
 from verifier.index.facts import BindingKind, FileFacts, FileRole, Language, Note
 from verifier.index.python_facts import module_name
 from verifier.index.repo import RepoIndex
@@ -246,10 +246,7 @@ def _promote_imported_helpers(files: dict[str, FileFacts]) -> None:
     test by its name alone only while no code imports it (a file in a tests/ folder stays a test)."""
     named_tests: dict[str, FileFacts] = {}
     for facts in files.values():
-        parts = facts.path.split("/")
-        if facts.role is FileRole.test and facts.language is Language.python and not (
-            {d.lower() for d in parts[:-1]} & TEST_DIRS or parts[-1] == "conftest.py"
-        ):
+        if facts.role is FileRole.test and facts.language is Language.python and test_by_name_only(facts.path):
             named_tests[module_name(facts.path)] = facts
     if not named_tests:
         return

@@ -58,7 +58,7 @@ _SKIP_DIRS = {
     ".venv": "virtual environment",
     "venv": "virtual environment",
 }
-TEST_DIRS = frozenset({"tests", "test", "testing", "unittests", "unit_tests", "integration_tests"})
+_TEST_DIRS = frozenset({"tests", "test", "testing", "unittests", "unit_tests", "integration_tests"})
 _DOC_DIRS = frozenset({"docs", "doc", "documentation"})
 _EXAMPLE_DIRS = frozenset({"examples", "example", "demo", "demos", "tutorials", "tutorial", "samples"})
 # A text data file is indexed only as a prompt file: its name or a folder says it holds prompts, templates,
@@ -77,13 +77,23 @@ class Candidate:
     size: int
 
 
+def _in_test_place(path: str) -> bool:
+    """In a tests/ folder, or pytest's conftest.py: a test whatever it is called."""
+    parts = path.split("/")
+    return bool({d.lower() for d in parts[:-1]} & _TEST_DIRS) or parts[-1] == "conftest.py"
+
+
+def test_by_name_only(path: str) -> bool:
+    """``test_util.py`` outside any tests/ folder: a test by its name alone (code may still import it)."""
+    name = path.rsplit("/", 1)[-1]
+    return not _in_test_place(path) and name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
 def role_of(path: str) -> FileRole:
     parts = path.split("/")
     dirs, name = parts[:-1], parts[-1]
     lowered = {d.lower() for d in dirs}
-    if lowered & TEST_DIRS or name == "conftest.py" or (
-        name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-    ):
+    if _in_test_place(path) or test_by_name_only(path):
         return FileRole.test
     if lowered & _DOC_DIRS or name.lower().endswith((".md", ".rst", ".txt")):
         return FileRole.doc

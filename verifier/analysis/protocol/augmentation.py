@@ -379,15 +379,7 @@ class _Pipeline:
                 return [("flip", MAYBE)]
             return [(k, YES) for k, word in (("horizontal_flip", "horizontal"), ("vertical_flip", "vertical")) if word in mode]
         if kind == "timm_mixup":
-            out = []
-            for key, default, name in (("mixup_alpha", 1.0, "mixup"), ("cutmix_alpha", 0.0, "cutmix")):
-                arg = call.kwarg(key)
-                value = default if arg is None else self._literal(arg, node)
-                if value is None:
-                    out.append((name, MAYBE))
-                elif isinstance(value, (int, float)) and value > 0:
-                    out.append((name, YES))
-            return out
+            return self._enabled_by_strength(call, (("mixup_alpha", 1.0, "mixup"), ("cutmix_alpha", 0.0, "cutmix")), YES)
         if kind == "timm_transform":
             return self._timm_kinds(call, lex)
         p = call.kwarg("p")
@@ -398,6 +390,19 @@ class _Pipeline:
             if value is None:
                 return [(kind, MAYBE)]
         return [(kind, YES)]
+
+    def _enabled_by_strength(self, call, table, state: str) -> list[tuple[str | None, str]]:
+        """Augmentations switched on by a positive strength or probability keyword (``mixup_alpha``, ``hflip``),
+        each with the library's default when the keyword is left out; an unreadable value is MAYBE."""
+        out: list[tuple[str | None, str]] = []
+        for key, default, name in table:
+            arg = call.kwarg(key)
+            value = default if arg is None else self._literal(arg, call.node)
+            if value is None:
+                out.append((name, MAYBE))
+            elif isinstance(value, (int, float)) and value > 0:
+                out.append((name, state))
+        return out
 
     def _timm_kinds(self, call, lex: dict) -> list[tuple[str | None, str]]:
         node = call.node
@@ -410,13 +415,7 @@ class _Pipeline:
         else:
             state = YES
         out: list[tuple[str | None, str]] = [("random_resized_crop", state)]
-        for key, default, name in (("hflip", 0.5, "horizontal_flip"), ("vflip", 0.0, "vertical_flip")):
-            arg = call.kwarg(key)
-            prob = default if arg is None else self._literal(arg, node)
-            if prob is None:
-                out.append((name, MAYBE))
-            elif isinstance(prob, (int, float)) and prob > 0:
-                out.append((name, state))
+        out += self._enabled_by_strength(call, (("hflip", 0.5, "horizontal_flip"), ("vflip", 0.0, "vertical_flip")), state)
         auto = call.kwarg("auto_augment")
         if auto is not None:
             policy = self._literal(auto, node)

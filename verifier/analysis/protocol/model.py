@@ -325,8 +325,8 @@ def _hydra_uses(ctx, scope: str | None, lex: dict) -> list[Use]:
             continue
         if not loader:
             continue
-        named = next((by_path.get((target.file, f"{parent}.{k}" if parent else k)) for k in _HYDRA_NAME_KEYS
-                      if by_path.get((target.file, f"{parent}.{k}" if parent else k)) is not None), None)
+        siblings = (by_path.get((target.file, f"{parent}.{k}" if parent else k)) for k in _HYDRA_NAME_KEYS)
+        named = next((s for s in siblings if s is not None), None)
         if named is None or not isinstance(named.value, str) or not named.value.strip():
             out.append(Use("", target.file, target.line, target.line, f"{how} without a readable name"))
             continue
