@@ -157,7 +157,8 @@ def draft_recall(data: Path, claims: dict[str, list[dict[str, Any]]]) -> list[tu
         drafted = [(s["check"].get("name"), s["check"].get("expect", s["check"].get("sweep"))) for s in spec["saus"] if s["check"]["kind"] == "value"]
         wanted = [pair for c in paper_claims if c["dimension"] == "D1" for pair in value_pairs(c)]
         by_value = sum(1 for _, v in wanted if any(same_value(v, d) for _, d in drafted))
-        by_pair = sum(1 for n, v in wanted if any(n == dn and same_value(v, d) for dn, d in drafted))
+        # names as the value check resolves them (lexicon synonyms are one parameter), as sections 2 and 4 compare
+        by_pair = sum(1 for n, v in wanted if any(_canonical(n or "") == _canonical(dn or "") and same_value(v, d) for dn, d in drafted))
         rows.append((paper, len(wanted), by_value, by_pair, len(drafted)))
     return rows
 
@@ -175,7 +176,7 @@ def _canonical(name: str) -> str:
 
 def protocol_key(check: Any) -> tuple[str, Any]:
     """(rule, what it names): a baseline or frozen module by name, a dataset, metric, seed count or split by expect."""
-    if check.rule in ("baseline", "frozen"):
+    if check.rule in ("baseline", "frozen", "trainable"):
         return check.rule, check.name
     return check.rule, getattr(check, "expect", None)
 

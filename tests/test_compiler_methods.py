@@ -52,31 +52,33 @@ def dumps(result) -> list[dict]:
         ("R (r×r) sole trainable", [{"kind": "protocol", "rule": "trainable", "name": "R", "only": True}]),
         ("BitFit tunes only the bias terms", [{"kind": "protocol", "rule": "trainable", "name": "bias", "only": True}]),
         ("We train only the classification head", [{"kind": "protocol", "rule": "trainable", "name": "head", "only": True}]),
-        ("R ∈ ℝ^{r×r} (trainable)", [{"kind": "protocol", "rule": "trainable", "name": "R"}]),
+        ("R ∈ ℝ^{r×r} (trainable)", [{"kind": "protocol", "rule": "trainable", "name": "R"},
+                                      {"kind": "protocol", "rule": "shape", "expect": {"R": ["r", "r"]}, "symbols": {"r": "lora_rank"}}]),
         (
             "B and A are trainable",
             [{"kind": "protocol", "rule": "trainable", "name": "B"}, {"kind": "protocol", "rule": "trainable", "name": "A"}],
         ),
         ("the adapters are updated", [{"kind": "protocol", "rule": "trainable", "name": "adapter"}]),
-        # code names become families, so a check holds on Llama (q_proj), BERT (query) or a fused qkv alike
-        ("LoRA applied to q_proj and v_proj", [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"]}]),
+        # code names become families, so a check holds on Llama (q_proj), BERT (query) or a fused qkv alike; a
+        # claim naming LoRA alone reads only LoRA placements (a repo comparing PEFT methods has adapters too)
+        ("LoRA applied to q_proj and v_proj", [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"], "method": "lora"}]),
         (
             "LoRA applied to q_proj, k_proj and v_proj",
-            [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "key", "value"]}],
+            [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "key", "value"], "method": "lora"}],
         ),
         ("LoRA applied to attn.c_attn and attn.c_proj",
-         [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "key", "value", "attention-output"]}]),
+         [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "key", "value", "attention-output"], "method": "lora"}]),
         # a code name the family table lacks keeps the exact value check on the setting
         ("LoRA applied to lora_x_proj and v_proj", [{"kind": "value", "name": "target_modules", "expect": ["lora_x_proj", "v_proj"]}]),
         ("LoRA applied to the query and value projections",
-         [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"]}]),
+         [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"], "method": "lora"}]),
         ("Low-rank updates applied to W_Q and W_V matrices only",
-         [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"]}]),
-        ("LoRA applied to W_{Q/V}", [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"]}]),
+         [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"], "method": "lora"}]),
+        ("LoRA applied to W_{Q/V}", [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"], "method": "lora"}]),
         ("LoRA modifies the Q/K/V projections within the attention block",
-         [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "key", "value"]}]),
-        ("LoRA applied to self-attention layers only", [{"kind": "protocol", "rule": "target-modules", "expect": ["attention"]}]),
-        ("LoRA applied to all linear layers", [{"kind": "protocol", "rule": "target-modules", "expect": ["all-linear"]}]),
+         [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "key", "value"], "method": "lora"}]),
+        ("LoRA applied to self-attention layers only", [{"kind": "protocol", "rule": "target-modules", "expect": ["attention"], "method": "lora"}]),
+        ("LoRA applied to all linear layers", [{"kind": "protocol", "rule": "target-modules", "expect": ["all-linear"], "method": "lora"}]),
     ],
 )
 def test_whole_statements_become_exact_checks(claim, checks):
@@ -330,8 +332,8 @@ def test_a_target_list_cut_at_its_commas_compiles_once_per_heading_segment():
              "self-attention layers only (the encoder runs).")
     result = compiled(claim)
     assert dumps(result) == [
-        {"kind": "protocol", "rule": "target-modules", "expect": ["query", "key", "value", "attention-output", "mlp"]},
-        {"kind": "protocol", "rule": "target-modules", "expect": ["attention"]},
+        {"kind": "protocol", "rule": "target-modules", "expect": ["query", "key", "value", "attention-output", "mlp"], "method": "lora"},
+        {"kind": "protocol", "rule": "target-modules", "expect": ["attention"], "method": "lora"},
     ]
     assert result.coverage == "full"
 

@@ -368,3 +368,11 @@ def test_yaml_merge_key_override_keeps_its_own_line(tmp_path: Path) -> None:
     )
     error = failure(write(tmp_path, "sau.yaml", text))
     assert where(error) == (10, "saus[1].check.tolerance")
+
+
+def test_an_unknown_formula_assumption_is_an_error_with_a_suggestion(tmp_path: Path) -> None:
+    spec = write(tmp_path, "sau.yaml", HEADER + "  - id: a\n    dimension: D2\n    claim: x\n"
+                 "    check: {kind: formula, expect: 'mu + s*eps', assume: {eps: standard_nomal}}\n")
+    error = failure(spec)
+    assert where(error) == (7, "saus[0].check.assume.eps")
+    assert "did you mean 'standard_normal'" in str(error)

@@ -80,9 +80,10 @@ UNKNOWN = object()  # an effective config value that could not be determined
 class Marker:
     """A non-numeric value met while translating: a string, a tuple, a fresh tensor, None."""
 
-    def __init__(self, kind: str, value: Any = None):
+    def __init__(self, kind: str, value: Any = None, site: int = 0):
         self.kind = kind
         self.value = value
+        self.site = site  # a Gaussian draw's call site: the same call gives the same noise leaf on every path
 
 
 # ----------------------------------------------------------------------------------------- API table
@@ -105,6 +106,10 @@ class ApiTable:
     entries: dict[str, ApiEntry]
     builtins: dict[str, str]
     synonyms: tuple[tuple[str, ...], ...]
+    # Gaussian samplers by qualified name, distribution classes, and generator/tensor methods (see the YAML)
+    samplers: dict[str, "Sampler"] = field(default_factory=dict)
+    distributions: dict[str, "Sampler"] = field(default_factory=dict)
+    sampler_methods: dict[str, "Sampler"] = field(default_factory=dict)
 
     def strip_prefix(self, dotted: str) -> str | None:
         """The leaf of a library call (``torch.nn.functional.relu`` -> ``relu``), None if not a library."""
@@ -113,6 +118,37 @@ class ApiTable:
                 rest = dotted[len(prefix) :]
                 return rest if "." not in rest else rest.rsplit(".", 1)[-1]
         return None
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """A Gaussian draw's call: which parameters (positional order, keywords) are its mean and its std."""
+
+    args: tuple[str, ...] = ()
+    mean: str = ""
+    std: str = ""
+
+    def parameters(self, args: list, kwargs: dict) -> tuple[Any, Any]:
+        bound = dict(zip(self.args, args))
+        bound.update(kwargs)
+        mean = bound.get(self.mean, sp.Integer(0)) if self.mean else sp.Integer(0)
+        std = bound.get(self.std, sp.Integer(1)) if self.std else sp.Integer(1)
+        return mean, std
+
+
+def _samplers(data: Any) -> dict[str, Sampler]:
+    return {
+        str(name): Sampler(tuple(spec.get("args") or ()), str(spec.get("mean") or ""), str(spec.get("std") or ""))
+        for name, spec in sorted((data or {}).items())
+    }
+
+
+_GENERATOR_NAME = re.compile(r"(?:^|_)(?:rng|prng|rs|random|random_state|generator|np_random|gen)(?:$|_)", re.IGNORECASE)
+
+
+def _generator_like(receiver: Any) -> bool:
+    """``rng.normal(loc, scale)``: a receiver named as a random generator (``surface.normal(p)`` is no draw)."""
+    return isinstance(receiver, sp.Symbol) and bool(_GENERATOR_NAME.search(re.sub(r"__\d+$", "", receiver.name)))
 
 
 def _template_symbol(name: str) -> sp.Symbol:
@@ -148,6 +184,9 @@ def api_table() -> ApiTable:
         entries=entries,
         builtins=dict(data.get("builtins", {})),
         synonyms=tuple(tuple(s.lower() for s in group) for group in data.get("name_synonyms", [])),
+        samplers=_samplers(data.get("normal_samplers")),
+        distributions=_samplers(data.get("normal_distributions")),
+        sampler_methods=_samplers(data.get("normal_methods")),
     )
 
 
@@ -183,6 +222,8 @@ class FunctionModel:
     dropped: list[tuple[int, str, str]] = field(default_factory=list)
     # weight symbols of applied layers (`self.proj(x)`): their storage orientation is the library's, not the paper's
     layer_weights: set[str] = field(default_factory=set)
+    # leaves that are standard-normal draws (randn, the eps of mean + std * eps): a formula's noise maps to one
+    normal_draws: set[str] = field(default_factory=set)
 
 
 def expr_nodes(expr: sp.Basic, limit: int = MAX_EXPR_NODES) -> int:
@@ -375,7 +416,7 @@ class Translator:
                 self.expr(stmt.value, path, stmt=stmt)
         elif isinstance(stmt, ast.Return):
             if stmt.value is not None:
-                value = self.expr(stmt.value, path)
+                value = self._drawn(self.expr(stmt.value, path))
                 if isinstance(value, sp.Basic) and expr_nodes(value) >= MAX_EXPR_NODES:
                     self._drop(stmt.lineno, "return")
                     value = self._leaf("return", stmt.lineno)
@@ -500,7 +541,9 @@ class Translator:
         if key is None:
             return
         leafname = _key_leaf(key)
-        if isinstance(value, Marker) and value.kind in ("source", "opaque"):
+        if isinstance(value, Marker) and value.kind == "normal":
+            value = self._draw(value, leafname, stmt.lineno)  # noise = randn_like(x): the leaf is `noise`
+        elif isinstance(value, Marker) and value.kind in ("source", "opaque"):
             value = self._leaf(leafname, stmt.lineno)
         elif isinstance(value, AppliedUndef) and value.func not in REDUCTIONS.values() and value.func is not PICK and not is_matrix_op(value):
             called = value.func.__name__
@@ -557,9 +600,9 @@ class Translator:
         if isinstance(node, ast.BinOp):
             if isinstance(node.op, ast.MatMult):
                 return self._binop(node.op, self._operand(node.left, path), self._operand(node.right, path))
-            return self._binop(node.op, self.expr(node.left, path), self.expr(node.right, path))
+            return self._binop(node.op, self._drawn(self.expr(node.left, path)), self._drawn(self.expr(node.right, path)))
         if isinstance(node, ast.UnaryOp):
-            operand = self.expr(node.operand, path)
+            operand = self._drawn(self.expr(node.operand, path))
             if not isinstance(operand, sp.Basic):
                 return Marker("opaque")
             if isinstance(node.op, ast.USub):
@@ -581,8 +624,29 @@ class Translator:
         if isinstance(node, (ast.Tuple, ast.List)):
             return Marker("tuple", [self.expr(e, path) for e in node.elts])
         if isinstance(node, ast.Call):
-            return self._call(node, path, stmt)
+            value = self._call(node, path, stmt)
+            if isinstance(value, Marker) and value.kind == "normal" and not value.site:
+                value.site = node.lineno * 10000 + node.col_offset
+            return value
         return Marker("opaque")
+
+    def _draw(self, marker: Marker, name: str, site: int) -> Any:
+        """A Gaussian draw as ``mean + std * z``: z a standard-normal leaf, named ``name`` when the draw is
+        the whole assigned value (``eps = randn_like(x)``), recorded so a formula's noise maps to it."""
+        mean, std = marker.value
+        if not (isinstance(mean, sp.Expr) and isinstance(std, sp.Expr)):
+            return self._leaf(name, site)
+        standard = mean == 0 and std == 1
+        leaf = self._leaf(name if standard else "noise", site if standard else marker.site or site)
+        if self._model is not None:
+            self._model.normal_draws.add(leaf.name)
+        return leaf if standard else mean + std * leaf
+
+    def _drawn(self, value: Any) -> Any:
+        """A draw inside an expression (``mean + std * randn_like(x)``) is its own noise leaf."""
+        if isinstance(value, Marker) and value.kind == "normal":
+            return self._draw(value, "noise", value.site)
+        return value
 
     def _attribute(self, node: ast.Attribute, path: _Path) -> Any:
         if node.attr in _TRANSPOSE_ATTRS:
@@ -684,6 +748,11 @@ class Translator:
         evaluate = self._operand if called == "dot" or (entry is not None and entry.kind == "matmul") else self.expr
         args = [evaluate(a.value if isinstance(a, ast.Starred) else a, path) for a in node.args]
         kwargs = {k.arg: self.expr(k.value, path) for k in node.keywords if k.arg}
+        qualified = self._qualified(func, path)
+        if qualified in self.table.samplers:  # torch.normal(mean, std), np.random.normal(loc, scale), randn
+            return Marker("normal", self.table.samplers[qualified].parameters(args, kwargs))
+        if qualified in self.table.distributions:  # Normal(mu, sigma): .rsample() / .sample() draw from it
+            return Marker("gaussian", self.table.distributions[qualified].parameters(args, kwargs))
         if isinstance(func, ast.Name):
             name = func.id
             if name in path.env:
@@ -728,6 +797,13 @@ class Translator:
             if method.endswith("_") and not method.endswith("__"):
                 base = method[:-1]
                 value = self._method(base, receiver, args, kwargs)
+                if method in self.table.sampler_methods:  # eps.normal_(): the tensor is refilled with a draw
+                    value = Marker("normal", self.table.sampler_methods[method].parameters(args, kwargs))
+                    key = _inplace_base(func.value)
+                    site = node.lineno * 10000 + node.col_offset
+                    value.site = site
+                    if key is not None:
+                        value = self._draw(value, _key_leaf(key), site)
                 if base in ("zero",):
                     value = sp.Integer(0)
                 elif base == "fill":
@@ -741,10 +817,26 @@ class Translator:
             return self._method(method, receiver, args, kwargs)
         return Marker("opaque")
 
+    def _qualified(self, func: ast.expr, path: _Path) -> str:
+        """The imported name a call spells (``np.random.normal`` -> ``numpy.random.normal``), "" otherwise."""
+        if isinstance(func, ast.Name):
+            return self.module_aliases.get(func.id, "") if func.id not in path.env else ""
+        dotted = attribute_chain(func) if isinstance(func, ast.Attribute) else None
+        root = dotted.split(".")[0] if dotted else ""
+        if not dotted or root not in self.module_aliases or root in path.env:
+            return ""
+        return self.module_aliases[root] + dotted[len(root) :]
+
     def _is_torch(self, qualified: str) -> bool:
         return qualified.split(".")[0] == "torch"
 
     def _method(self, name: str, receiver: Any, args: list, kwargs: dict) -> Any:
+        if isinstance(receiver, Marker) and receiver.kind == "gaussian":
+            if name in ("sample", "rsample"):
+                return Marker("normal", receiver.value)
+            receiver = sp.Function("Normal")(*[v for v in receiver.value if isinstance(v, sp.Expr)])  # log_prob, ...
+        if name in self.table.sampler_methods and _generator_like(receiver):
+            return Marker("normal", self.table.sampler_methods[name].parameters(args, kwargs))  # rng.normal(loc, scale)
         if name in self.table.entries:
             return self._library(name, [receiver, *args], kwargs, numpy_like=not self.uses_torch, method=True)
         if isinstance(receiver, sp.Expr):
@@ -922,7 +1014,14 @@ def _module_aliases(tree: ast.Module) -> dict[str, str]:
             for a in node.names:
                 out[a.asname or a.name] = f"{node.module}.{a.name}"
     table = api_table()
-    return {k: v for k, v in out.items() if table.strip_prefix(v + ".") is not None or v in ("math", "torch", "numpy", "jax")}
+    drawn = [*table.samplers, *table.distributions]  # `from jax import random`, `import tensorflow as tf`
+    return {
+        k: v
+        for k, v in out.items()
+        if table.strip_prefix(v + ".") is not None
+        or v in ("math", "torch", "numpy", "jax")
+        or any(name == v or name.startswith(v + ".") for name in drawn)
+    }
 
 
 def _bind_args(entry: ApiEntry, args: list, kwargs: dict) -> dict[str, Any]:

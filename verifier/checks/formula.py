@@ -300,14 +300,21 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     positive = {name for name, what in check.assume.items() if str(what).lower() in ("positive", "nonnegative", "pos")}
     results: list[tuple[Ranked, MatchResult]] = []
     paper = _matrix_reading(paper, formula, [r.expr for r in ranked])
+    noises = _noise_symbols(check, paper)
     for r in _diverse(ranked, TOP_CANDIDATES):
         targets, fixed = _targets_for(r, repo, check, formula)
-        res = match(
-            paper, r.expr, targets, fixed,
-            positive=_positive_code(positive, fixed), sign=check.sign, timeout=timeout, proof_budget=min(PROOF_BUDGET, timeout),
-            scope_names=tuple(sorted(set(r.model.params) | {k for k in r.model.named if "@" not in k})),
-            matrices=formula.matrices, inputs=frozenset(r.model.params),
-        )
+        res = None
+        for drawn in _noise_mappings(noises, r):
+            res = match(
+                paper, r.expr, targets, {**drawn, **fixed},  # the spec's symbols: first
+                positive=_positive_code(positive, fixed), sign=check.sign, timeout=timeout, proof_budget=min(PROOF_BUDGET, timeout),
+                scope_names=tuple(sorted(set(r.model.params) | {k for k in r.model.named if "@" not in k})),
+                matrices=formula.matrices, inputs=frozenset(r.model.params),
+            )
+            if res.decision.equivalent:
+                break
+        if res.decision.equivalent and not res.name_inconsistent:
+            res.name_inconsistent = _crosswise(res, paper)
         stored = _layer_orientation(fixed, r.model)
         if stored and not res.decision.equivalent:
             # `symbols: {W: proj.weight}` of an nn.Linear: the paper's W may be the stored weight's transpose
@@ -528,6 +535,50 @@ def _targets_for(r: Ranked, repo: RepoFormulas, check: FormulaCheck, formula: Fo
         if psym is not None and target is not None:
             fixed[psym] = target
     return sorted(targets.values(), key=lambda t: t.name), fixed
+
+
+def _crosswise(res: MatchResult, paper: sp.Expr) -> list[str]:
+    """Two symbols the search mapped crosswise (x_0 -> x1 while x_1 -> x0), each name fitting the other's
+    value: swapped operands of a symmetric-looking formula, or a code naming convention the names cannot settle.
+    A formula that is the same with the two swapped (``(pred - target)**2``) fits the names either way."""
+    pairs = sorted((p, c) for p, c in res.mapping.items() if res.how.get(p) in ("name", "search"))
+    symbols = {s.name: s for s in paper.free_symbols}
+    out = []
+    for i, (p1, c1) in enumerate(pairs):
+        for p2, c2 in pairs[i + 1 :]:
+            fit, cross = similarity(p1, c1) + similarity(p2, c2), similarity(p1, c2) + similarity(p2, c1)
+            if min(similarity(p1, c2), similarity(p2, c1)) >= 0.5 and cross > fit + 0.4:
+                a, b = symbols.get(p1), symbols.get(p2)
+                if a is not None and b is not None and sp.expand(paper.xreplace({a: b, b: a}) - paper) == 0:
+                    continue  # symmetric in the two: the swapped mapping is the same claim
+                out.append(f"{p1}->{c1} and {p2}->{c2} although the names fit crosswise")
+    return out
+
+
+NOISE_ROLE = "standard_normal"
+MAX_DRAWS = 2  # standard-normal draws of one value tried for the paper's noise (each with both signs)
+
+
+def _noise_symbols(check: FormulaCheck, paper: sp.Expr) -> list[sp.Symbol]:
+    """Paper symbols declared ``assume: {eps: standard_normal}``: the draw of a reparameterised sample."""
+    names = {name for name, what in check.assume.items() if str(what).lower() == NOISE_ROLE}
+    return sorted((s for s in paper.free_symbols if s.name in names), key=lambda s: s.name)
+
+
+def _noise_mappings(noises: list[sp.Symbol], r: Ranked) -> list[dict[sp.Symbol, Target]]:
+    """The ways the paper's noise may stand for the candidate's draws: a randn-like leaf of the function, of
+    either sign (a normal draw is symmetric: ``mean - std * eps`` samples the same law). A value with no draw
+    gets a noise nothing in the code equals, so the mean alone (a dropped noise term) is no match."""
+    if not noises:
+        return [{}]
+    draws = sorted((s for s in r.expr.free_symbols if s.name in r.model.normal_draws), key=lambda s: s.name)[:MAX_DRAWS]
+    if not draws:
+        return [{n: Target("<no Gaussian draw>", sym(f"{n.name}__undrawn")) for n in noises}]
+    first, *others = noises
+    options = [{first: Target(d.name, sign * d if sign < 0 else d)} for d in draws for sign in (1, -1)]
+    for other in others:  # more than one noise: each takes the next draw, same sign
+        options = [{**o, other: Target(d.name, d)} for o in options for d in draws if d.name not in {t.name for t in o.values()}]
+    return options or [{}]
 
 
 def _matrix_reading(paper: sp.Expr, formula: Formula, code: list[sp.Expr]) -> sp.Expr:

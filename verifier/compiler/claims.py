@@ -17,8 +17,8 @@ from typing import Any, Literal, TypeGuard
 
 from pydantic import TypeAdapter, ValidationError
 
-from verifier.compiler import context, distributions, formulas, numbers, orders, pseudocode, terms
-from verifier.compiler import method_claims, protocol_claims, quoted
+from verifier.compiler import context, distributions, formulas, numbers, orders, prose_losses, pseudocode, terms
+from verifier.compiler import mentions, method_claims, protocol_claims, quoted, shapes
 from verifier.spec.model import (
     SAU,
     CallCheck,
@@ -306,6 +306,14 @@ class _Builder:
     lead_value: Any = None  # ... and that value, stated last
     previous_name: str | None = None  # the name the previous fragment of the sentence gave its value
     baselines: frozenset[str] = frozenset()  # lower-cased names the claim compares against (not API calls)
+    api_notes: list[str] = field(default_factory=list)  # why an API the fragment names is not a call check
+
+    def _written_as_code(self, name: str) -> bool:
+        """"AdamW, batch_size=64" under an "... Evaluation" heading: an identifier the fragment assigns is the
+        parameter it names; the heading's words do not rename it (an eval batch), the fragment's own still may."""
+        lexicon = terms.lexicon_index()
+        return any("_" in ident and lexicon.get(ident.lower()) == name
+                   for ident in re.findall(r"(?<![\w.])([A-Za-z]\w*)\s*[=:]", self.fragment))
 
     def add(self, check: Any) -> int:
         """The check's index; -1 when its name is wrong for this claim's context (left to the judge)."""
@@ -316,6 +324,8 @@ class _Builder:
             elif check.name not in lexicon and check.name.endswith("s") and check.name[:-1] in lexicon:
                 # "LoRA ranks r ∈ {8, 16}": each run's lora_rank
                 check = _renamed(check, lexicon[check.name[:-1]])
+        if isinstance(check, ValueCheck) and check.name and re.search(r"(?:^|_)(?:equations?|pde|ode)$", check.name, re.IGNORECASE):
+            return -1  # "Heat equation on [0, 1]": the equation's domain, no setting named after the equation
         if isinstance(check, ValueCheck) and check.within is not None and check.name:
             if _is_symbol(check.name):  # "x: 0-1": a symbol's range is its domain, kept as x_range (below)
                 check = ValueCheck(name=check.name, names=check.names, expect=list(check.within))
@@ -327,7 +337,8 @@ class _Builder:
             names = [n for n in [*(check.names or []), *spans] if n != check.name]
             check = ValueCheck(name=check.name, names=list(dict.fromkeys(names)), expect=check.expect)
         if isinstance(check, ValueCheck) and check.name not in self.aliases:
-            name = terms.name_in_context(check.name, f"{self.label} {self.fragment}", self.claim)
+            around = self.fragment if self._written_as_code(check.name) else f"{self.label} {self.fragment}"
+            name = terms.name_in_context(check.name, around, self.claim)
             if name is None:
                 self.ambiguous.append(check.name)
                 return -1
@@ -514,6 +525,13 @@ _TOO_GENERIC = frozenset(
 )  # "target [32,128,128]": `target` in code is the labels; a bare role word names no setting
 
 
+# Words before a symbol that say how it is set, not what it is: never a parameter's name
+_NOT_NAME_WORDS = frozenset(
+    "fixed default defaults typically typical usually often commonly standard constant chosen set given selected "
+    "always also then here thus e g i e eg ie".split()
+)
+
+
 def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
     """Candidate names for a bare symbol: the words right before it first ("Reynolds number Re" ->
     reynolds_number), then the symbol and its spellings (``λ`` -> lam, lambda_, lmbda), then what the
@@ -533,7 +551,7 @@ def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
         if phrase:
             names.append(phrase[0])
         head = _head_phrase(before)
-        if head:
+        if head and not set(head.split("_")) <= _NOT_NAME_WORDS:  # "fixed P=16", "default typically s = 400"
             names.append(head)
     ident = terms.identifier(key)
     if key.endswith("'"):
@@ -576,6 +594,27 @@ def _leading_value(text: str) -> str:
                 return text[: scale.end() if scale else i + 1]
         return text
     return _PROSE_TAIL.split(text, maxsplit=1)[0]
+
+
+def _product_differs(raw_val: str, val_text: str) -> bool:
+    """The value read stops before a product's second factor ("4" of "4 * 768"); a fraction read whole ("5/3") does not."""
+    return bool(re.match(r"\s*[*·]", raw_val.strip()[len(val_text.strip()):])) if raw_val.strip().startswith(val_text.strip()) else False
+
+
+_CONSTANT_PRODUCT = re.compile(
+    r"^(?P<a>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(?P<op>[*·/])\s*(?P<b>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.]|\s*[*·/^+-]\s*\w)"
+)
+# "P_max = 1 + nl", "hidden = 4 * d": a number combined with a symbol by an operator
+_SYMBOLIC_REASON = "the value is an expression of symbols"
+_SYMBOLIC_VALUE = re.compile(r"^[-+]?\d+(?:\.\d+)?\s*[-+*/×·^]\s*\(?(?![eE][-+]?\d)[A-Za-z_\\]")
+def _blank_symbolic(text: str) -> str:
+    """``text`` with its leading ``key = <expression of symbols>`` blanked up to the next clause."""
+    match = _ASSIGN_RE.match(text)
+    if not match:
+        return text
+    end = re.search(r"\s+(?:and|with|while|where)\s+|[,;:]|$", text[match.start("val") :])
+    stop = match.start("val") + (end.start() if end else len(text))
+    return " " * stop + text[stop:]
 
 
 _SET_SCALE = re.compile(rf"\s*[x×*·]\s*(?:{numbers.SCALE_FACTOR})(?![\w.])")
@@ -646,8 +685,16 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
             made.append(b.add(_value_check(name, last)))
     stripped = raw_val if raw_val.startswith("(") else _PAREN_TAIL.sub("", raw_val)
     val_text = _leading_value(stripped.strip().strip("~≈").strip())
+    if _SYMBOLIC_VALUE.match(raw_val.strip()):
+        return made, f"{_SYMBOLIC_REASON} ('1 + nl', '4 * d'), not a number to check"
     unit = ""
     expect = written_range(val_text, numbers.parse_value(val_text))
+    product = _CONSTANT_PRODUCT.match(raw_val.strip()) if expect is None or _product_differs(raw_val, val_text) else None
+    if product:  # "hidden dim = 4 * 768", "lr = 3e-4 * 2": the setting is the folded value
+        a, b_ = numbers.parse_value(product.group("a")), numbers.parse_value(product.group("b"))
+        if isinstance(a, (int, float)) and isinstance(b_, (int, float)) and not (product.group("op") == "/" and b_ == 0):
+            folded = a * b_ if product.group("op") != "/" else a / b_
+            expect, val_text = numbers.to_number(folded), product.group(0)
     if expect is None:
         head = re.match(r"^(?P<v>\S+)\s+(?P<unit>[A-Za-z][\w\-]*)(?:\s.*)?$", val_text)
         if head:
@@ -827,7 +874,7 @@ def _string_setting_regex() -> re.Pattern | None:
     if not names:
         return None
     alternatives = "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?:^|(?<=[,:;(]\s)|(?<=\busing\s)|(?<=\bwith\s)|(?<=\ba\s))(?P<value>[A-Za-z][A-Za-z]*\d*(?:\.\d+)?)\s+(?P<name>{alternatives})\b", re.IGNORECASE)
+    return re.compile(rf"(?:^|(?<=[,:;(]\s)|(?<=\d\s)|(?<=\busing\s)|(?<=\bwith\s)|(?<=\ba\s))(?P<value>[A-Za-z][A-Za-z]*\d*(?:\.\d+)?)\s+(?P<name>{alternatives})\b", re.IGNORECASE)
 
 
 @functools.cache
@@ -846,9 +893,10 @@ def _string_settings(body: str, b: _Builder) -> list[int]:
     lookup, known = _string_setting_words()
     for match in regex.finditer(body) if regex else ():
         value = match.group("value")
-        if not (re.search(r"\d", value) or value.lower() in known) or terms.find_apis(value):
+        name = lookup[terms.normalise_phrase(match.group("name"))]
+        if not (re.search(r"\d", value) or value.lower() in known) or (terms.find_apis(value) and name != "boundary_condition"):
             continue  # "sym4", "bior2.4" (a family and an order) or a known value word ("periodic", "zero")
-        made.append(b.add(ValueCheck(name=lookup[terms.normalise_phrase(match.group("name"))], expect=value)))
+        made.append(b.add(ValueCheck(name=name, expect=value)))  # "Dirichlet BC" names no distribution
     return made
 
 
@@ -1349,6 +1397,8 @@ def _distribution_checks(text: str, b: _Builder) -> tuple[list[int], str]:
     made: list[int] = []
     rest = text
     for dist in distributions.find(text):
+        if mentions.BOUNDARY_AFTER.match(text, dist.end):
+            continue  # "Dirichlet BC", "Neumann boundary": a boundary condition, not a distribution
         target = distributions.initialised(text, dist.start) if dist.init else None
         if target and dist.init:
             made.append(b.add(InitCheck(name=target, expect=dist.init, args=dist.init_args)))  # type: ignore[arg-type]
@@ -1385,6 +1435,14 @@ def _api_checks(text: str, b: _Builder) -> list[int]:
     check, which accepts the repo's own implementation; a call check would demand the library's."""
     hits = terms.find_apis(text)
     named = [h for h in hits if not any(text[h.start : h.end].lower() in name for name in b.baselines)]
+    kept = []
+    for h in named:
+        why = mentions.not_a_call(text, h)
+        if why is None:
+            kept.append(h)
+        elif why:
+            b.api_notes.append(why)
+    named = kept
     return [b.add(CallCheck(target=h.target)) for h in named]
 
 
@@ -1442,7 +1500,7 @@ def _not_a_metric_here(text: str, hit: terms.ApiHit) -> bool:
     metric; "training set size": the size of a split, not the conformal metric "set size"."""
     return bool(_LOSS_AFTER.match(text, hit.end)) or (
         hit.target.lower() == "set size" and bool(_SPLIT_BEFORE.search(text[: hit.start]))
-    )
+    ) or mentions.not_a_metric(text, hit)
 
 
 _AUGMENT_COMPARED = re.compile(r"\b(?:vs\.?|versus|compar\w*|ablat\w*|with and without|instead of|rather than)\b", re.I)
@@ -1599,7 +1657,7 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
         if found.call:  # "ᾱ_k = ∏_{i=1}^{k} α_i": a cumprod, checked as the call
             return [b.add(CallCheck(target=found.call))], ""
         return [], f"formula not translated: {found.reason}"
-    check = FormulaCheck(expect=found.expect, latex=found.latex, integral=list(found.integral))
+    check = FormulaCheck(expect=found.expect, latex=found.latex, integral=list(found.integral), assume=dict(found.assume))
     return [b.add(check)], f"the formula is typed, not its condition '{found.unchecked}'" if found.unchecked else ""
 
 
@@ -1716,7 +1774,7 @@ def _fragment(
     text: str, dimension: Dimension, b: _Builder, formulas_only: bool = False, claim_label: str = ""
 ) -> Fragment:
     body = text.strip()
-    b.fragment, b.ambiguous, b.unchecked = body, [], []
+    b.fragment, b.ambiguous, b.unchecked, b.api_notes = body, [], [], []
     label_text = claim_label
     names_text = ""
     label = _LABEL_RE.match(body)
@@ -1785,6 +1843,8 @@ def _fragment(
         statistics = dimension == Dimension.numerical and _STATISTICS_LABEL.search(label_text or "")
         if not made and statistics and not re.search(r"=", masked):
             return Fragment(text, "context", "dataset statistic: a property of the data, not set by code")
+        if not made and reason.startswith(_SYMBOLIC_REASON):  # "hidden = 4 * d": no number of its own, but
+            masked = _blank_symbolic(masked)  # "E[l] = 1 - lambda and alpha = 0.4" still sets alpha
         if not made:
             inline, rest = _inline_assignments(masked, b)
             quantities, unnamed = _compile_quantities(rest, b, label_text)
@@ -1800,9 +1860,15 @@ def _fragment(
             made += _labelled_model(label_text, body, b)
         # the fragment's own label stays in for protocol terms: "Metrics: detection rate" is a list of metrics
         own_label = f"{label.group('label')}: " if label and label_text == label.group("label") else ""
-        named = _api_checks(names_text or body, b) + _protocol_checks(names_text or own_label + body, b, dimension)
+        # "Uses sign() to approximate AdamW's first step": what it is used for is the paper's reasoning, not a call
+        stated = mentions.without_purpose(body) if dimension == Dimension.methodological else body
+        if dimension == Dimension.methodological:  # "MSE loss between predicted and true noise"
+            for loss in prose_losses.find(stated):
+                made.append(b.add(FormulaCheck(expect=loss.expect)))
+                stated = stated[: loss.start] + " " * (loss.end - loss.start) + stated[loss.end :]
+        named = _api_checks(names_text or stated, b) + _protocol_checks(names_text or own_label + stated, b, dimension)
         if named and not made and not sampled and not reason and dimension == Dimension.methodological:
-            rest = _unexplained_words(body)
+            rest = _unexplained_words(stated)
             untyped = formulas.find_formula(body)  # "softmax(QK^T / √d) V with a causal mask": the formula too
             if untyped is not None and untyped.expect is None and untyped.latex is None:
                 reason = f"describes more than the named API(s): a formula not translated ({untyped.reason})"
@@ -1818,6 +1884,8 @@ def _fragment(
         reason = f"'{b.ambiguous[0]}' is ambiguous here (no context word says which parameter it is)"
     if b.unchecked and not reason:
         reason = f"the metric is typed, not its qualifier '{b.unchecked[0]}'"
+    if b.api_notes and not reason:
+        reason = b.api_notes[0]
     if made:
         return Fragment(text, "typed", reason, tuple(sorted(set(made))))
     if formulas_only and not reason:
@@ -2031,14 +2099,17 @@ def _compile_cached(
             frag = _fragment(piece, sau.dimension, b, False, current_label)
             extra = frag.checks if frag.outcome == "typed" else ()
             frag = Fragment(piece, "typed", "", tuple(sorted({*inside[0][2], *extra})))
-        else:
-            frag = _fragment(piece, sau.dimension, b, False, current_label)
+        else:  # "W_down ∈ ℝ^{r×D} (down-projection)": a shape check, then the rest as any fragment
+            frag = shapes.compile_fragment(piece, text, b.add, lambda rest: _fragment(
+                rest, sau.dimension, b, False, current_label), Fragment) or _fragment(piece, sau.dimension, b, False, current_label)
         if (start, end) in scope_items and _continues_scope(out.fragments, frag):
             frag = Fragment(piece, "context", "names only: the tasks or data a neighbouring value applies to (a list cut at its commas)")
         named = [b.checks[i] for i in frag.checks if i < len(b.checks) and isinstance(b.checks[i], ValueCheck)]
         b.previous_name = named[-1].name if len(named) == 1 else None
         out.fragments.append(frag)
     _credit_lead(out.fragments, b)
+    if out.fragments and out.fragments[-1].outcome == "leftover" and _cut_off(out.fragments[-1].text, text):
+        out.fragments[-1] = Fragment(out.fragments[-1].text, "context", "truncated: the claim's text stops mid-expression")
     if sau.dimension == Dimension.protocol:
         out.fragments = protocol_claims.credit_study_heading(out.fragments)
         b.checks, out.fragments = protocol_claims.merge_varied_values(b.checks, out.fragments, text)
@@ -2089,6 +2160,15 @@ def _continues_scope(previous: list[Fragment], frag: Fragment) -> bool:
     if last.outcome == "context" and last.reason.startswith("names only: the tasks or data"):
         return True  # the list goes on: "..., Advection, and Navier-Stokes"
     return last.outcome == "typed" and bool(_SCOPE_START.search(last.text))
+
+
+def _cut_off(fragment: str, claim: str) -> bool:
+    """"... initial_rank = model_rankings[t": the claim's last fragment opens a bracket it never closes, so the
+    text was cut (a length limit upstream); what it would have said is unknown."""
+    tail = fragment.rstrip()
+    if not claim.rstrip().endswith(tail) or tail.endswith((".", ")", "]", "}", ";")):
+        return False
+    return any(tail.count(o) > tail.count(c) for o, c in ("()", "[]", "{}"))
 
 
 def _credit_lead(fragments: list[Fragment], b: _Builder) -> None:

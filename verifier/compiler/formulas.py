@@ -81,6 +81,7 @@ class FormulaFind:
     unchecked: str = ""  # a condition stated after the formula ("with a causal mask") that it does not check
     call: str = ""  # the library operation the formula names when it has no elementwise reading ("cumprod")
     integral: tuple[str, ...] = ()  # the differentials of the integrals translated to means ("dx", "dt dx")
+    assume: tuple[tuple[str, str], ...] = ()  # the check's `assume:` (a Gaussian draw's noise: standard_normal)
 
 
 _SHORT_SYMBOL = r"[A-Za-zα-ωΑ-Ω](?:_\{[^{}\s]*\}|_[A-Za-z0-9]+|\^\{?[A-Za-z]\}?)*'?(?![\w{])"
@@ -792,9 +793,27 @@ def _condition_after(rhs: str) -> str:
     return f"{match.group('word')} {match.group('rest').strip()}"[:60]
 
 
+_STANDARD_NOISE = re.compile(
+    r"^(?:with|where)\s+(?P<sym>[A-Za-zα-ωΑ-Ωε][\w{}]*)\s*~\s*(?:N|𝒩|Normal|\\mathcal\{N\})\s*\(\s*0\s*,\s*(?:I|1|𝐈|\\mathbf\{I\})\s*\)$"
+)
+
+
+def _standard_noise(condition: str, names: tuple[str, ...]) -> str:
+    """``z = μ + σ ε with ε ~ N(0, I)``: the condition says ε is a standard-normal draw (the check's noise
+    role), so it is checked, not left over. The formula's name for it, "" for any other condition."""
+    match = _STANDARD_NOISE.match(condition.strip().rstrip(".;,"))
+    if not match:
+        return ""
+    name = ascii_symbol(match.group("sym"))
+    return name if name in names else ""
+
+
 def find_formula(segment: str) -> FormulaFind | None:
     """The formula a text segment states (``lhs = rhs``), translated where possible and read back by the
     formula check's parser; None if not a formula."""
+    draw = _gaussian(segment)
+    if draw is not None:
+        return draw
     if not looks_like_formula(segment):
         return None
     if _LATEX_CMD.search(segment):
@@ -818,10 +837,33 @@ def find_formula(segment: str) -> FormulaFind | None:
             if problem:
                 reason = problem
                 continue
+            condition = _condition_after(side)
+            noise = _standard_noise(condition, _symbol_names(expect))
             return FormulaFind(
-                lhs, expect, None, _symbol_names(expect), unchecked=_condition_after(side), integral=integral_differentials(rhs)
+                lhs, expect, None, _symbol_names(expect), unchecked="" if noise else condition,
+                integral=integral_differentials(rhs), assume=((noise, "standard_normal"),) if noise else (),
             )
     return FormulaFind(lhs, None, None, (), reason)
+
+
+def _gaussian(segment: str) -> FormulaFind | None:
+    """``x_t ~ N(t x_1 + (1-t) x_0, (1-t)^2 I)`` -> the reparameterised draw ``mean + std * noise``, its noise a
+    standard-normal draw (``assume: {noise: standard_normal}``: the check maps it to a randn-like leaf only)."""
+    from verifier.compiler import distributions
+
+    draw = distributions.gaussian_draw(segment)
+    if draw is None:
+        return None
+    if draw.expect is None:
+        return FormulaFind(draw.variable, None, None, (), draw.reason)
+    problem = paper_side_problem(draw.expect, None)
+    if problem:
+        return FormulaFind(draw.variable, None, None, (), problem)
+    rest = draw.rest if re.search(r"[A-Za-z]{3}", draw.rest) else ""
+    return FormulaFind(
+        draw.variable, draw.expect, None, _symbol_names(draw.expect), unchecked=rest,
+        assume=((draw.noise, distributions.NOISE_ROLE),),
+    )
 
 
 _PRODUCT_HEAD = re.compile(r"^(?:∏|\\prod|prod)_\{?\s*(?P<i>[a-z])\s*=\s*[01]\s*(?:\.\.|…|,\s*\.\.\.\s*,|\}\^\{?)\s*(?P<k>[a-z])\s*\}?\s*")

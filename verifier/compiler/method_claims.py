@@ -62,7 +62,8 @@ _DIMS = r"(?:\s*\([^()]{1,30}\)|\s*∈\s*\S+)?"  # "B (m×r)", "R ∈ ℝ^{r×r}
 @functools.cache
 def _subject_re() -> str:
     nouns = _alternation(list(_mapping("parts")) + _words("not_parts") + _words("base_parts"))
-    one = rf"(?:the\s+|all\s+|its\s+)?(?:pre-?trained\s+|original\s+|whole\s+|entire\s+)?(?:{nouns}|{_IDENT}|{_BASE_SYMBOL}|{_SYMBOL})(?![\w'])"
+    one = (rf"(?:the\s+|all\s+|its\s+)?(?:pre-?trained\s+|original\s+|whole\s+|entire\s+)?"
+           rf"(?:{_MODEL_MODIFIER}(?:{nouns}){_PART_SUFFIX}|{_IDENT}|{_BASE_SYMBOL}|{_SYMBOL})(?![\w'])")
     return rf"(?P<subjects>{one}{_DIMS}(?:\s*(?:,\s*(?:and\s+)?|\band\b|&|/)\s*{one}{_DIMS})*)"
 
 
@@ -87,6 +88,10 @@ def _not_parts() -> frozenset[str]:
 _UNICODE_SUBSCRIPT = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 
 
+# "the ViT backbone", "the CLIP text encoder": a model name before a part noun says which model, the part stays
+_MODEL_MODIFIER = r"(?:[A-Z][A-Za-z0-9]*[A-Z0-9][\w.-]*\s+)?"
+# "the adapter weights", "head parameters": a part named with the word for its parameters
+_PART_SUFFIX = r"(?:\s+(?:weights|parameters|params|layers|modules|blocks))?(?:\s+[A-Za-z](?:_\{?\w+\}?)?(?![\w']))?"  # "bias terms b"
 _BASE_SYMBOL = r"W(?:₀|_0|_\{0\}|0)"  # W₀, W_0, W_{0}, W0: the pretrained weight of LoRA-style papers
 BASE_WEIGHTS = "base_weights"  # the frozen rule's name for every pretrained parameter but the adapter's
 
@@ -115,6 +120,11 @@ def _code_name(subject: str, aliases: dict[str, list[str]], claim: str = "") -> 
     parts = _mapping("parts")
     if lowered in parts:
         return parts[lowered], ""
+    stem = re.sub(r"(?:\s+(?:weights|parameters|params|layers|modules|blocks))?(?:\s+[a-z](?:_\{?\w+\}?)?)?$", "", lowered)
+    if re.fullmatch(_MODEL_MODIFIER + r"\S.*", subject) and " " in stem and stem.split(" ", 1)[1] in parts:
+        stem = stem.split(" ", 1)[1]  # "ViT backbone" -> backbone
+    if stem != lowered and stem in parts:
+        return parts[stem], ""  # "the adapter weights", "the prompt parameters": the part's own parameters
     if plain in known or subject in known:
         return plain, ""
     code = plain.removeprefix("self.")
@@ -158,7 +168,7 @@ def _statements() -> tuple[tuple[str, re.Pattern], ...]:
         ("only-trained", rf"^(?:(?:and|while|whereas)\s+)?(?:only|solely)\s+{subjects}\s+(?:is|are)\s+(?:trained|updated|learned|tuned|fine-?tuned|optimi[sz]ed|trainable|learnable){qualifier}\s*$"),
         ("only-trained", rf"^(?:(?:and|while|whereas)\s+)?(?:only|solely)\s+{subjects}\s+(?:trained|updated|learned|tuned|fine-?tuned|optimi[sz]ed){qualifier}\s*$"),
         ("only-trained", rf"{lead}{subjects}(?:\s+(?:is|are))?\s+(?:the\s+)?(?:sole|only)\s+(?:trainable|learnable|trained)(?:\s+(?:parameters?|matrix|matrices|part|weights?))?{qualifier}\s*$"),
-        ("only-trained", rf"^(?:we|it|[A-Z][\w-]*)\s+(?:trains?|tunes?|fine-?tunes?|updates?|optimi[sz]es?|learns?)\s+(?:only|solely)\s+{subjects}{qualifier}\s*$"),
+        ("only-trained", rf"^(?:(?:we|it|[A-Z][\w-]*(?:\s+[a-z][\w-]*){{0,2}})\s+)?(?:trains?|tunes?|fine-?tunes?|updates?|optimi[sz]es?|learns?)\s+(?:only|solely)\s+{subjects}{qualifier}\s*$"),  # "Prompt tuning fine-tunes only ..."
         ("trained", rf"{lead}{subjects}\s*\((?:trainable|learnable)\)\s*$"),
         ("trained", rf"{lead}{subjects}\s+(?:is|are)\s+(?:trained|updated|learned|tuned|fine-?tuned|trainable|learnable){qualifier}\s*$"),
     ]
@@ -415,9 +425,22 @@ def _read_list(claim: str, begin: int, stop: int, subject: bool) -> _Listed | No
     return _Listed(end + (tail.end() if tail else 0), _ordered(families), [] if plain else codes, unmapped, subject)
 
 
-def _listed_facts(listed: _Listed, verb: str) -> MethodFacts:
+_LORA_WORDS = re.compile(r"\b(?:q?lora|low[- ]rank)", re.IGNORECASE)
+_ADAPTER_WORDS = re.compile(r"\b(?:adapters?|adaptformer)\b", re.IGNORECASE)  # not "bottleneck": LoRA papers call r one
+
+
+def _placed_method(text: str) -> str:
+    """Which method's placements the check reads: LoRA or a bottleneck adapter when the sentence names one of
+    them alone (a repo comparing PEFT methods has both; an adapter's sites must not answer a LoRA claim)."""
+    text = re.sub(r"\b(?:q?lora|low[- ]rank)\s+adapters?\b", "LoRA", text, flags=re.IGNORECASE)  # "LoRA adapters"
+    lora, adapter = bool(_LORA_WORDS.search(text)), bool(_ADAPTER_WORDS.search(text))
+    return "lora" if lora and not adapter else "adapter" if adapter and not lora else "any"
+
+
+def _listed_facts(listed: _Listed, verb: str, method: str = "any") -> MethodFacts:
     if not listed.unmapped:
-        return MethodFacts([ProtocolCheck(rule="target-modules", expect=listed.families)])
+        extra = {"method": method} if method != "any" else {}
+        return MethodFacts([ProtocolCheck(rule="target-modules", expect=listed.families, **extra)])
     if listed.codes and listed.subject:
         return MethodFacts([ValueCheck(name="target_modules", expect=listed.codes)])  # code names the rule's table lacks
     return _placement_leftover(listed.unmapped, verb)
@@ -436,9 +459,15 @@ def _placements(claim: str) -> tuple[tuple[int, int, MethodFacts], ...]:
     def stop_after(i: int) -> int:
         return next(s for s in stops if s >= i)
 
+    def sentence_before(i: int) -> str:
+        return claim[max([s for s in stops if s < i] or [-1]) + 1 : i]
+
     def subject_before(i: int) -> bool:
-        sentence = claim[max([s for s in stops if s < i] or [-1]) + 1 : i]
-        return bool(_SUBJECT.search(sentence) or _SUBJECT.search(lead))
+        return bool(_SUBJECT.search(sentence_before(i)) or _SUBJECT.search(lead))
+
+    def method_before(i: int) -> str:
+        named = _placed_method(sentence_before(i))
+        return named if named != "any" or _LORA_WORDS.search(sentence_before(i)) else _placed_method(lead)
 
     verbs = _alternation(_words("placement_verbs") + _words("position_verbs"))
     for verb in re.finditer(rf"\b(?:{verbs})\b\s*", claim, re.IGNORECASE):
@@ -449,7 +478,7 @@ def _placements(claim: str) -> tuple[tuple[int, int, MethodFacts], ...]:
             continue
         listed = _read_list(claim, verb.end(), stop, subject_before(verb.start()))
         if listed is not None:
-            facts = _listed_facts(listed, verb.group(0))
+            facts = _listed_facts(listed, verb.group(0), method_before(verb.start()))
             out.append((verb.start(), listed.end if facts.checks else stop, facts))
     headings = _alternation(_words("placement_headings"))
     for head in re.finditer(rf"\b(?:{headings})\s*(?::|=|\bare\b|\bis\b)\s*", claim, re.IGNORECASE) if headings else ():
@@ -462,7 +491,7 @@ def _placements(claim: str) -> tuple[tuple[int, int, MethodFacts], ...]:
             listed = _read_list(claim, a, b, True)
             if listed is None or claim[listed.end:b].strip():
                 break  # a segment that is not wholly a module list ends the heading's lists
-            facts = _listed_facts(listed, "")
+            facts = _listed_facts(listed, "", _placed_method(claim[: head.end()]))
             out.append((head.start() if first else a, listed.end, facts))
             first = False
     return tuple(out)

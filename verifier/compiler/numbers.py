@@ -96,14 +96,22 @@ def _from_match(match: re.Match) -> int | float | None:
 _UNIT_RE = re.compile(r"\s*(?P<unit>[A-Za-z][A-Za-z_\-]*)")
 
 
+_STEP_LABEL_RE = re.compile(r"[A-JL-Z](?![A-Za-z0-9])")  # "2A" (not 2K, 2M, 2B: thousands, millions, billions)
+_LABEL_LIST_RE = re.compile(r"(?<![\w.])\d+[A-Z](?:\s*,\s*(?:and\s+|or\s+)?\d+[A-Z])+(?![\w.])")  # "2A, 2B, 2C"
+
+
 def find_numbers(text: str) -> list[Quantity]:
     """Every number in ``text`` in reading order, with its unit word (``150K steps`` -> unit ``steps``)."""
     out: list[Quantity] = []
     taken: list[tuple[int, int]] = []
     powers = [(m.start(), m.end()) for m in _POW10_RE.finditer(text)]
+    labels = [(m.start(), m.end()) for m in _LABEL_LIST_RE.finditer(text)
+              if set(re.findall(r"\d([A-Z])", m.group(0))) - set("KMBT")]  # "7B, 13B and 70B" are sizes
     for match in NUMBER_RE.finditer(text):
         if any(a < match.start() < b for a, b in powers):
             continue  # the exponent of a bare power of ten
+        if _STEP_LABEL_RE.match(text, match.end()) or any(a <= match.start() < b for a, b in labels):
+            continue  # "Steps 2A, 2B, 2C", "Figure 3a": a numbered item's label, not a quantity
         value = _from_match(match)
         if value is None:
             continue

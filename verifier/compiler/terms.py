@@ -250,8 +250,14 @@ _MODIFIER_PREFIXES = frozenset(
 
 
 def find_apis(text: str) -> list[ApiHit]:
-    """Optimizer, activation, normalisation, scheduler, layer and loss names in the text."""
-    return _scan(text, _api_table())
+    """Optimizer, activation, normalisation, scheduler, layer and loss names in the text; not a piece of an
+    identifier ("lambda_VAE", "resnet_block_groups" name a setting, not the layer)."""
+    return [h for h in _scan(text, _api_table()) if not glued(text, h.start, h.end)]
+
+
+def glued(text: str, start: int, end: int) -> bool:
+    """Joined by ``_`` to a word of two or more characters; a one-letter subscript ("argmax_j") is notation."""
+    return bool(re.search(r"[A-Za-z0-9]{2}_$", text[max(0, start - 3) : start]) or re.match(r"_[A-Za-z0-9]{2}", text[end : end + 3]))
 
 
 @functools.cache

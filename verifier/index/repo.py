@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import gc
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -46,6 +47,7 @@ class RepoIndex:
         self._sources: dict[str, str] = {}
         self._trees: dict[str, ast.Module | None] = {}
         self._sorted_bindings: dict[str, list[Binding]] = {}
+        self._readers: dict[str, frozenset[str]] = {}
         bindings, calls_by_leaf = self._bindings, self._calls_by_leaf
         for facts in self.files.values():
             for b in facts.bindings:
@@ -100,6 +102,14 @@ class RepoIndex:
                 out.append(c)
         out.sort(key=lambda c: (c.span.file, c.span.line, c.callee))
         return out
+
+    def files_reading(self, name: str) -> frozenset[str]:
+        """Files that read ``name`` as a value (an identifier or attribute name in ``FileFacts.reads``): one pass
+        over the files' read sets per name asked, remembered, instead of a map of every name of the repo."""
+        found = self._readers.get(name)
+        if found is None:
+            found = self._readers[name] = frozenset(p for p, f in self.files.items() if name in f.reads)
+        return found
 
     def definitions_named(self, name: str) -> list[Definition]:
         """Definitions by bare name or qualified name (``Trainer.train``) or dotted module path suffix."""
@@ -173,8 +183,30 @@ class RepoIndex:
             if facts is None or facts.language not in PYTHONISH:
                 self._trees[path] = None
             else:
-                self._trees[path] = parse_tolerant(self.source(path))
+                self._trees[path] = _parse_kept(self.source(path), freeze=len(self.files) >= FREEZE_TREES_FROM)
         return self._trees[path]
+
+
+# From this many files on, a memoised tree is frozen out of the cyclic GC (build_index freezes the index itself
+# from the same size on).
+FREEZE_TREES_FROM = 200
+
+
+def _parse_kept(text: str, freeze: bool) -> ast.Module | None:
+    """A memoised tree lives as long as the index and holds no reference cycles, so the cyclic GC can never free
+    any of it: parse it with the collector paused and, on a large repo, freeze what is alive (the tree with it,
+    as build_index freezes the index), so later collections do not rescan its ~10^5 nodes again and again (on
+    sympy those collections were a third of the protocol pass). Frozen objects are still freed by refcount."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        tree = parse_tolerant(text)
+    finally:
+        if was_enabled:
+            gc.enable()
+    if freeze:
+        gc.freeze()
+    return tree
 
 
 def parse_tolerant(text: str, max_repairs: int = 20) -> ast.Module | None:

@@ -179,7 +179,7 @@ class FormulaCheck(_CheckBase):
         description="Paper symbols that are matrices, e.g. [B, R, A]: products of them are ordered matrix products "
         "(by default capitals written side by side and transposed symbols are).",
     )
-    assume: dict[str, str] = Field(default_factory=dict)
+    assume: dict[str, Literal["positive", "pos", "nonnegative", "standard_normal"]] = Field(default_factory=dict)
     pin: dict[str, Any] = Field(default_factory=dict)
     sign: Literal["exact", "either"] = "exact"
     reduction: Literal["strip", "keep"] = "strip"

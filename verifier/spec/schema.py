@@ -71,7 +71,7 @@ _FIELD_DESCRIPTIONS = {
     "InitCheck.args": "Scheme arguments, e.g. {std: 0.02}.",
     "FormulaCheck.symbols": "Paper symbol -> code name, expression or descriptive role name (partial allowed).",
     "FormulaCheck.functions": "Paper symbols that are functions, e.g. [LN, MSA].",
-    "FormulaCheck.assume": "SymPy assumptions per symbol, e.g. {sym: positive}.",
+    "FormulaCheck.assume": "Per symbol: positive or nonnegative (a SymPy assumption), or standard_normal (the draw of a reparameterised sample), e.g. {sigma: positive}.",
     "FormulaCheck.pin": "Config values assumed when code branches on them.",
     "FormulaCheck.sign": "exact, or either (equal up to sign).",
     "FormulaCheck.reduction": "strip outer mean/sum/expectation on both sides, or keep and compare them.",

@@ -31,6 +31,7 @@ IMPLEMENTATIONS = {
     "model": "model",
     "target-modules": "target_modules",
     "strings": "strings",
+    "shape": "shape",
 }
 
 _TYPES: dict[str, Callable[[Any], bool]] = {
@@ -41,6 +42,11 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "string-list": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
     "string-or-list": lambda v: (isinstance(v, str) and bool(v.strip()))
     or (isinstance(v, list) and bool(v) and all(isinstance(x, str) for x in v)),
+    "shapes": lambda v: isinstance(v, dict) and bool(v) and all(  # shape: {W_down: [r, D]}
+        isinstance(k, str) and isinstance(x, list) and bool(x) and all(isinstance(d, (str, int)) for d in x) for k, x in v.items()),
+    "string-map": lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()),
+    "string-list-map": lambda v: isinstance(v, dict) and all(
+        isinstance(k, str) and isinstance(x, list) and all(isinstance(w, str) for w in x) for k, x in v.items()),
     "ratios": lambda v: isinstance(v, dict)
     and bool(v)
     and all(isinstance(k, str) and isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for k, x in v.items()),

@@ -50,7 +50,6 @@ class FactsReach:
         self.complete = True
         self._cache: dict[tuple[str, str], bool] = {}
         self._caller_cache: dict[str, list[tuple[str, str]]] = {}
-        self._readers: dict[str, set[str]] | None = None
 
     def _callers(self, name: str) -> list[tuple[str, str]]:
         """Where a function of that name is called: the index's calls by leaf name (no second map per run)."""
@@ -61,12 +60,8 @@ class FactsReach:
 
     def _read_elsewhere(self, names: set[str], path: str, anywhere: bool) -> bool:
         """Is one of ``names`` read as a value in some file (other than ``path`` unless ``anywhere``)?"""
-        if self._readers is None:
-            self._readers = {}
-            for p, facts in self.ctx.index.files.items():
-                for name in facts.reads:
-                    self._readers.setdefault(name, set()).add(p)
-        return any(readers and (anywhere or readers - {path}) for readers in (self._readers.get(n) for n in names))
+        files_reading = self.ctx.index.files_reading  # per name asked: no map of every name of the repo
+        return any(readers and (anywhere or readers - {path}) for readers in (files_reading(n) for n in names))
 
     def reaches(self, file: str, qualname: str) -> bool:
         key = (file, qualname)

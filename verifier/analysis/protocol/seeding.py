@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass
 
@@ -175,6 +176,15 @@ def _seed_views(ctx, scope: str | None, lex: dict) -> list[FileView]:
 
 
 def seed_calls(ctx, scope: str | None, lex: dict) -> tuple[list[SeedCall], list[FileView]]:
+    """Once per scope and lexicon (``seeded`` and ``seeds`` both ask); callers must not mutate the lists."""
+    key = json.dumps({k: lex.get(k) for k in _SEED_CALL_LEXICON}, sort_keys=True, default=repr)
+    return ctx.memo(f"protocol.seed_calls:{scope or ''}:{key}", lambda: _seed_calls(ctx, scope, lex))
+
+
+_SEED_CALL_LEXICON = ("seeding_calls", "seeding_leaves", "rng_constructors")  # all that seed calls depend on
+
+
+def _seed_calls(ctx, scope: str | None, lex: dict) -> tuple[list[SeedCall], list[FileView]]:
     views = _seed_views(ctx, scope, lex)
     out = []
     for view in views:

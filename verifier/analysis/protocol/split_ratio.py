@@ -22,6 +22,7 @@ from verifier.analysis.protocol.common import (
     own_statements,
     python_paths,
     scope_admits,
+    search_text,
     sorted_evidence,
     target_names,
     text_of,
@@ -184,7 +185,7 @@ def find_sites(ctx, scope: str | None) -> list[SplitSite]:
     for path in python_paths(ctx, scope):
         text = text_of(ctx, path)
         if "train_test_split" not in text and "random_split" not in text:
-            if not (is_ml_text(ctx, path) or "numpy" in text or "pandas" in text) or not _SPLIT_RE.search(text):
+            if not (is_ml_text(ctx, path) or "numpy" in text or "pandas" in text) or not search_text(ctx, path, _SPLIT_RE):
                 continue
         view = file_view(ctx, path)
         if view is None:

@@ -111,8 +111,11 @@ def _evaluate(raw: str, ctx, scope: str | None, only: bool) -> CheckResult:
     v, call, groups = training[0]
     if not enables:
         for fv, fnode, owner in freezes_all:
+            # the freeze covers the part (model.backbone frozen, the optimizer over model.adapter + model.backbone:
+            # the adapter is not under the freeze; the backbone beside it is the `only` test's business)
             if fv is v and _frozen_before(fnode, owner, call, v) and any(
-                    (g.kind == "all" and _prefix(owner, g.owner)) or (g.kind == "part" and _prefix(owner, dotted(_receiver(g.node)) or ""))
+                    (g.kind == "all" and _prefix(owner, g.owner) and _contains(owner, owners))
+                    or (g.kind == "part" and _prefix(owner, dotted(_receiver(g.node)) or ""))
                     for g in groups):
                 return CheckResult.failed(KIND, Status.mismatch, f"`{raw}` is frozen with the rest of `{owner}` "
                                           f"({fv.path}:{fnode.lineno}) and never re-enabled",

@@ -1,0 +1,119 @@
+"""A method name in a claim becomes a call check only when the claim says the code calls that API: not a piece
+of a setting's identifier, not the inverse of the named transform, not a schedule of something other than the
+learning rate, not a model that shares a decomposition's acronym."""
+
+from __future__ import annotations
+
+import pytest
+from compiler_helpers import compiled, dumps
+
+WAVEDEC = "pywt.wavedec | pywt.wavedec2"
+WAVEREC = "pywt.waverec | pywt.waverec2"
+COSINE = "torch.optim.lr_scheduler.CosineAnnealingLR"
+
+
+def targets(text: str, dimension: str = "D2") -> list[str]:
+    return [c["target"] for c in dumps(compiled(text, dimension)) if "target" in c]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Finetuned for 5k steps with lambda_VAE=1", "resnet_block_groups=8", "Model uses svd_rank=4 and lr 1e-3"],
+)
+def test_a_name_inside_an_identifier_is_a_setting_not_an_api(text: str) -> None:
+    assert targets(text, "D1") == []
+
+
+def test_a_one_letter_subscript_keeps_the_api() -> None:
+    assert targets("Prediction: hat_y = argmax_j f_j(x)") == ["argmax"]
+
+
+@pytest.mark.parametrize(
+    "text, prefix",
+    [
+        ("Final output is obtained by inverse DWT on the coefficients", WAVEREC),
+        ("IDWT is the inverse discrete wavelet transform", WAVEREC),
+        ("Coefficients come from a discrete wavelet transform", WAVEDEC),
+    ],
+)
+def test_the_inverse_transform_is_its_own_api(text: str, prefix: str) -> None:
+    (target,) = targets(text)
+    assert target.startswith(prefix)
+
+
+def test_a_schedule_of_the_guidance_is_not_an_lr_scheduler() -> None:
+    result = compiled("guidance_weight=120000 with cosine scheduler for guidance intensity", "D1")
+    assert [c.get("name") for c in dumps(result)] == ["guidance_scale"]
+    assert "cosine scheduler of the guidance, not of the learning rate" in result.fragments[0].reason
+    assert targets("AdamW, lr 1e-4 with cosine scheduler", "D1")[1].startswith(COSINE)
+    assert targets("cosine scheduler", "D1")[0].startswith(COSINE)
+
+
+def test_svd_a_method_is_based_on_is_the_video_model() -> None:
+    result = compiled("Baseline StreamT2V (based on SVD)", "D3")
+    assert targets("Baseline StreamT2V (based on SVD)", "D3") == []
+    assert any("Stable Video Diffusion" in f.reason for f in result.fragments)
+    assert targets("V^T = SVD(Delta W)") == ["svd | svd_lowrank | svds"]
+
+
+def test_a_bare_vae_is_not_stable_diffusions() -> None:
+    assert targets("A VAE compresses the states", "D1") == []
+    assert targets("VAE from Stable Diffusion", "D1") == ["AutoencoderKL | AutoencoderKLTemporalDecoder"]
+
+
+@pytest.mark.parametrize(
+    "text, dtype",
+    [("torch.bfloat16 base model precision", "bfloat16"), ("Training uses DDP in float16 precision", "float16"),
+     ("bf16 mixed precision training", "bf16")],
+)
+def test_a_number_format_is_not_the_precision_metric(text: str, dtype: str) -> None:
+    checks = dumps(compiled(text, "D1"))
+    assert {"name": "dtype", "expect": dtype} in checks
+    assert not any(c.get("rule") == "metric" for c in checks)
+
+
+def test_precision_as_a_metric_stays_one() -> None:
+    assert [c["expect"] for c in dumps(compiled("Report precision, recall and F1", "D3"))] == ["precision", "recall", "F1"]
+
+
+def test_a_metric_word_in_a_purpose_or_an_identifier_is_not_a_metric_check() -> None:
+    purpose = dumps(compiled("Parameters are sampled from U(a, b) to ensure balanced coverage across the range", "D3"))
+    assert not any(c.get("rule") == "metric" for c in purpose)
+    signature = dumps(compiled("Algorithm: simulate(target_model, detection_accuracy, strategy)", "D2"))
+    assert not any(c.get("rule") == "metric" for c in signature)
+    assert [c["expect"] for c in dumps(compiled("Report coverage and interval length", "D3"))] == ["coverage", "interval length"]
+
+
+def test_a_dirichlet_boundary_condition_is_a_setting_not_the_distribution(tmp_path) -> None:
+    from values_helpers import indexed_repo as repo
+
+    from verifier.checks.base import Context
+    from verifier.checks.value import check_value
+    from verifier.results import Status
+    from verifier.spec.model import Spec
+
+    result = compiled("nu=0.01 Dirichlet BC", "D1")
+    assert dumps(result) == [{"name": "nu", "expect": 0.01}, {"name": "boundary_condition", "expect": "Dirichlet"}]
+    assert [c["target"] for c in dumps(compiled("Number of Dirichlet samples = 1000", "D1")) if "target" in c] == [
+        "dirichlet | torch.distributions.Dirichlet"]
+    bc = result.checks[1]
+    faithful = check_value(bc, Context(index=repo(tmp_path / "f", {"cfg.yaml": "nu: 0.01\nboundary_condition: dirichlet\n"}), spec=Spec()))
+    assert (faithful.status, faithful.score) == (Status.pass_, 1.0)
+    assert [(e.file, e.line) for e in faithful.evidence] == [("cfg.yaml", 2)]
+    drifted = check_value(bc, Context(index=repo(tmp_path / "d", {"cfg.yaml": "nu: 0.01\nbc: periodic\n"}), spec=Spec()))
+    assert (drifted.status, drifted.score) == (Status.mismatch, 0.0)
+
+
+def test_a_reported_gain_is_not_a_metric_check() -> None:
+    gains = dumps(compiled("Leverages prediction diversity across PEFT methods for consistent accuracy gains", "D2"))
+    assert not any(c.get("rule") == "metric" for c in gains)
+    improved = dumps(compiled("with uniform improvements in sensitivity capture and inversion accuracy", "D2"))
+    assert not any(c.get("rule") == "metric" for c in improved)
+    listed = dumps(compiled("Primary metric: accuracy gain (positive delta = regularization helps)", "D3"))
+    assert [c["expect"] for c in listed] == ["accuracy", "accuracy gain"]
+
+
+def test_what_an_api_is_used_for_is_not_a_second_api() -> None:
+    result = compiled("Uses sign() to approximate AdamW first-step behavior (moments initialized to zero)", "D2")
+    assert dumps(result) == [{"target": "sign"}] and result.coverage == "full"
+    assert targets("AdamW is used to train the adapter") == ["torch.optim.AdamW"]
