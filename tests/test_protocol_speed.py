@@ -190,3 +190,26 @@ def test_memoised_trees_of_a_large_repo_are_frozen_out_of_the_gc():
     before = gc.get_freeze_count()
     assert small.tree("a.py").body[0].targets[0].id == "x"
     assert gc.get_freeze_count() == before
+
+
+def test_eval_mode_answers_each_function_once_and_keeps_a_function_out_of_its_own_callees():
+    """The per-name and per-body memos of eval-mode give what walking every callee each time gave: a function
+    trains when it or a callee of that name back-propagates, never because it calls itself."""
+    from verifier.analysis.protocol import eval_mode
+
+    code = (
+        "import torch\n\n"
+        "def step(model, opt, x):\n"
+        "    model(x).sum().backward()\n"
+        "    opt.step()\n\n"
+        "def fit(model, opt, x):\n"
+        "    step(model, opt, x)\n\n"
+        "def recurse(model, x, n):\n"
+        "    return recurse(model, x, n - 1) if n else model(x)\n"
+    )
+    ctx = ExampleContext(index_from_sources({"train.py": code}))
+    view = common.file_view(ctx, "train.py")
+    trains = {name: eval_mode._trains(ctx, view, view.functions[name]) for name in ("step", "fit", "recurse")}
+    assert trains == {"step": True, "fit": True, "recurse": False}
+    again = {name: eval_mode._trains(ctx, view, view.functions[name]) for name in ("step", "fit", "recurse")}
+    assert again == trains and len(ctx.memo("protocol.eval_mode.trains", dict)) == 3

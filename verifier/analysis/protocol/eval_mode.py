@@ -139,7 +139,7 @@ def find_eval_functions(ctx, scope) -> list[EvalFn]:
                 continue
             if fn.name.startswith("test_") and view.path.rsplit("/", 1)[-1].startswith("test_"):
                 continue
-            if _has_backward(fn.node) or (not named and _trains(ctx, view, fn)):
+            if _backward_in(ctx, fn.node) or (not named and _trains(ctx, view, fn)):
                 continue
             if not _calls_a_model(view, fn.node):
                 continue
@@ -150,11 +150,22 @@ def find_eval_functions(ctx, scope) -> list[EvalFn]:
 def _callers(ctx, fn: EvalFn) -> list[tuple[FileView, object, ast.Call]]:
     out = []
     for view in views_mentioning(ctx, (fn.node.name,)):
-        for call in view.calls:
-            if call.leaf == fn.node.name and call.scope != fn.qual:
+        for call in _calls_by_leaf(ctx, view).get(fn.node.name, ()):
+            if call.scope != fn.qual:
                 owner = view.functions.get(call.scope)
                 out.append((view, owner, call.node))
     return out
+
+
+def _calls_by_leaf(ctx, view: FileView) -> dict[str, list]:
+    """A file's calls grouped by callee leaf, in file order: each evaluation function looks up its own name."""
+    table: dict[str, dict[str, list]] = ctx.memo("protocol.eval_mode.calls_by_leaf", dict)
+    if view.path not in table:
+        grouped: dict[str, list] = {}
+        for call in view.calls:
+            grouped.setdefault(call.leaf, []).append(call)
+        table[view.path] = grouped
+    return table[view.path]
 
 
 def _inside(node: ast.AST, containers: list[ast.AST]) -> bool:
@@ -174,12 +185,12 @@ def judge(ctx, fn: EvalFn):
     for view, owner, call in callers:
         body = owner.node if owner is not None else view.tree
         if not eval_sites:
-            before = [c for c in _eval_calls(body) if c.lineno <= call.lineno]
+            before = [c for c in _per_node(ctx, "eval_calls", body, lambda: _eval_calls(body)) if c.lineno <= call.lineno]
             if before:
                 eval_sites.append(before[-1])
                 ev.append(evidence(ctx, view.path, before[-1], "rule", note="eval mode set by the caller"))
         if not grad_sites:
-            withs = [w for w in _no_grad_withs(body) if _inside(call, [w])]
+            withs = [w for w in _per_node(ctx, "no_grad_withs", body, lambda: _no_grad_withs(body)) if _inside(call, [w])]
             if withs:
                 grad_sites.append(withs[0])
                 ev.append(evidence(ctx, view.path, withs[0], "rule", note="no_grad in the caller"))
@@ -239,15 +250,37 @@ def _function_table(ctx) -> dict[str, list[tuple[str, str]]]:
 
 
 def _trains(ctx, view: FileView, owner) -> bool:
-    if _has_backward(owner.node):
-        return True
-    names = {c.leaf for c in owner.calls}
-    return any(fn.node is not owner.node and _has_backward(fn.node) for fn in _functions_named(ctx, names))
+    """The function back-propagates, or calls (by name) a repo function that does."""
+    return _per_node(ctx, "trains", owner.node, lambda: _backward_in(ctx, owner.node) or any(
+        node is not owner.node for name in {c.leaf for c in owner.calls} for node in _named_with(ctx, "backward", name)))
+
+
+def _backward_in(ctx, node) -> bool:
+    return _per_node(ctx, "backward", node, lambda: _has_backward(node))
+
+
+def _named_with(ctx, what: str, name: str) -> tuple[ast.AST, ...]:
+    """The bodies of the repo functions called ``name`` that back-propagate (``backward``) or set train mode
+    (``train``). Asked once per name: in a large repo a callee name (``forward``, ``get``) names hundreds of
+    functions, and every candidate evaluation function and caller asks about the same ones."""
+    test = (lambda n: _backward_in(ctx, n)) if what == "backward" else (lambda n: bool(_train_calls(n)))
+    table: dict[str, tuple[ast.AST, ...]] = ctx.memo(f"protocol.eval_mode.named_{what}", dict)
+    if name not in table:
+        table[name] = tuple(fn.node for fn in _functions_named(ctx, {name}) if test(fn.node))
+    return table[name]
+
+
+def _per_node(ctx, what: str, node, compute):
+    """One answer per function body for the run (the trees are memoised, so a node's id is stable)."""
+    known: dict[int, object] = ctx.memo(f"protocol.eval_mode.{what}", dict)
+    key = id(node)
+    if key not in known:
+        known[key] = compute()
+    return known[key]
 
 
 def _callee_sets_train(ctx, view: FileView, owner) -> bool:
-    names = {c.leaf for c in owner.calls}
-    return any(_train_calls(fn.node) for fn in _functions_named(ctx, names))
+    return any(_named_with(ctx, "train", name) for name in {c.leaf for c in owner.calls})
 
 
 def _framework_managed(ctx, scope) -> list:
