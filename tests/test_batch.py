@@ -88,3 +88,23 @@ def test_ray_executor_on_a_local_instance(tmp_path):
     assert [(r["config"], r["status"]) for r in rows] == [("agent-a", "ok"), ("agent-b", "ok"), ("agent-c", "ok")]
     assert rows[0]["macro"] == 1.0 and rows[1]["numerical"] < 1.0
     assert (tmp_path / "out" / "agent-b" / "mini.json").is_file()
+
+
+def test_scoring_a_pair_leaves_no_frozen_generation_behind(tmp_path):
+    """A large repo's index is frozen out of the cyclic GC for its run; the next pair of a long batch must start
+    with an empty permanent generation so cyclic garbage never accumulates across pairs."""
+    import gc
+
+    from verifier.batch import Pair, score_pair
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "train.py").write_text("lr = 3e-4\n")
+    (repo / "sau.yaml").write_text(
+        "version: 1\nsaus:\n  - id: a-D1-001\n    dimension: D1\n    claim: lr\n"
+        "    check: {kind: value, name: learning_rate, expect: 0.0003}\n"
+    )
+    gc.freeze()  # as build_index does for a repo of 200+ files
+    result = score_pair(Pair(config="c", paper="a", repo=str(repo), spec=str(repo / "sau.yaml")), use_cache=False)
+    assert result["error"] is None and result["report"]["saus"][0]["status"] == "pass"
+    assert gc.get_freeze_count() == 0

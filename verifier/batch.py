@@ -8,6 +8,7 @@ Workers return small dicts (the JSON report and its scores), never index trees.
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import json
 import os
@@ -123,6 +124,11 @@ def score_pair(pair: Pair, use_cache: bool = True) -> dict:
         return {"pair": pair, "report": None, "error": str(exc)}
     except Exception as exc:  # one broken repo must not stop the batch
         return {"pair": pair, "report": None, "error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        # A large repo's index and trees are frozen out of the cyclic GC for the run (verifier/index); the
+        # next pair in this process must not inherit that permanent generation, or cyclic garbage frozen with
+        # it would never be collected over a long batch.
+        gc.unfreeze()
 
 
 def _write_report(out: Path, pair: Pair, report: dict) -> None:
