@@ -212,3 +212,12 @@ def test_a_crosswise_mapping_of_a_formula_symmetric_in_the_two_is_not_a_name_con
     x0, x1, t = sp.symbols("x_0 x_1 t")
     assert _crosswise(swapped, (x0 - x1) ** 2 * t) == []
     assert _crosswise(swapped, t * x1 + (1 - t) * x0) == ["x_0->x1 and x_1->x0 although the names fit crosswise"]
+
+
+def test_a_symbol_written_before_a_bracket_multiplies_it():
+    from verifier.compiler import distributions
+
+    draw = distributions.gaussian_draw("x_t ~ N(t*x_1 + (1-t)*x_0, sigma^2 t(1-t) I)")
+    assert draw.expect == "noise*sigma*sqrt(t*(1 - t)) + t*x_1 + x_0*(1 - t)"
+    function = distributions.gaussian_draw("z ~ N(f(x), g(x)^2 I)")
+    assert function.expect == "noise*g(x) + f(x)"  # f and g are never used on their own: functions of x

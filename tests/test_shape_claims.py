@@ -100,3 +100,32 @@ def test_every_shape_check_compiled_from_the_dev_claims_is_decidable():
                     assert any(s in params["symbols"] for d in dims for s in str(paper_dim(d)).replace("paper_", " ").split()
                                ), (claim["id"], name)
     assert seen >= 15
+
+
+def test_a_classification_head_is_sized_with_its_class_count(tmp_path):
+    from pathlib import Path
+
+    from values_helpers import indexed_repo as repo
+
+    from verifier.checks.base import Context
+    from verifier.checks.protocol import check_protocol
+    from verifier.compiler import compile_claim
+    from verifier.results import Status
+    from verifier.spec.model import SAU, Spec
+
+    claim = "Linear classification head W_head ∈ R^{D x C} on the CLS token, C = 100 classes."
+    shape, count = compile_claim(SAU(id="h-D1-001", dimension="D1", claim=claim)).checks
+    assert shape.params == {"expect": {"W_head": ["D", "C"]}, "symbols": {"C": "num_classes", "D": "hidden_size"}}
+    assert (count.name, count.expect) == ("num_classes", 100)
+    code = (
+        "from torch import nn\n\n\n"
+        "class Classifier(nn.Module):\n"
+        "    def __init__(self, embed_dim=768, num_classes=100):\n"
+        "        super().__init__()\n"
+        "        self.head = nn.Linear(embed_dim, {out})\n"
+    )
+    faithful = check_protocol(shape, Context(index=repo(Path(tmp_path) / "f", {"model.py": code.replace("{out}", "num_classes")}), spec=Spec()))
+    assert (faithful.status, faithful.score) == (Status.pass_, 1.0)
+    assert [(e.file, e.line) for e in faithful.evidence] == [("model.py", 7)]
+    drifted = check_protocol(shape, Context(index=repo(Path(tmp_path) / "d", {"model.py": code.replace("{out}", "embed_dim")}), spec=Spec()))
+    assert drifted.status is Status.mismatch and drifted.score == 0.0

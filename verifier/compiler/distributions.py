@@ -228,6 +228,7 @@ def _draw(variable: str, mean: str, variance: str, start: int, end: int, given: 
         return refuse(f"a Gaussian N(μ, {variance.strip()}): whether {variance.strip()} is the std or the variance is not written")
     variance = _IDENTITY.sub("", " " + variance).strip() or "1"
     variance = re.sub(r"^diag\s*\((.*)\)$", r"\1", variance)  # a diagonal covariance: the elementwise variance
+    mean, variance = _juxtaposed(mean, variance)
     mean_expr = _sympy_of(formulas, unicodedata.normalize("NFD", mean))
     var_expr = _sympy_of(formulas, unicodedata.normalize("NFD", variance))
     if isinstance(mean_expr, str) or isinstance(var_expr, str):
@@ -250,6 +251,17 @@ def _draw(variable: str, mean: str, variance: str, start: int, end: int, given: 
         return refuse(f"a draw {mean_expr} + {std} * noise: one quantity plus a scaled noise, nothing distinctive to compare")
     sampled = mean_expr + std * _symbol(noise)
     return GaussianDraw(variable, str(sampled), noise, "", start, end)
+
+
+def _juxtaposed(mean: str, variance: str) -> tuple[str, str]:
+    """"σ² t(1-t)": a one-letter symbol the parameters also use on its own (``t`` in the mean ``t x_1 + ...``)
+    multiplies the bracket after it; it is not a function of it."""
+    both = f"{mean} , {variance}"
+    plain = {m.group(1) for m in re.finditer(r"(?<![\w.])([A-Za-z])(?![\w(])", both)}
+    if not plain:
+        return mean, variance
+    pattern = re.compile(rf"(?<![\w.])({'|'.join(sorted(plain))})\s*\(")
+    return pattern.sub(r"\1*(", mean), pattern.sub(r"\1*(", variance)
 
 
 def _atom(expr) -> bool:

@@ -26,7 +26,7 @@ _STATEMENT = re.compile(
 # Names that are activations, inputs, maps or caches in the papers' notation, never a declared parameter.
 _RUNTIME = frozenset("Q K Z H X I M S Y h x z y q k v o s f Attn MSA MLP LN".split())
 # Word subscripts that name a tensor's role in code (W_down ~ self.down); an index subscript (W_{gi}) does not.
-_ROLE_SUBSCRIPTS = frozenset("down up pos ln gate prompt scale shift cls emb embed".split())
+_ROLE_SUBSCRIPTS = frozenset("down up pos ln gate prompt scale shift cls emb embed head".split())
 # A single capital letter is a parameter only where the claim calls it one.
 _PARAMETER_CUES = re.compile(
     r"\b(?:learn(?:able|ed)|trainable|frozen|tun(?:e|ed|able)|factors?|matri(?:x|ces)|core|weights?|parameters?|"
@@ -76,7 +76,7 @@ def _symbols(dim: str) -> list[str]:
     return re.findall(r"[A-Za-z_][A-Za-z0-9_]*", dim)
 
 
-def _anchor(symbol: str, context: str) -> str | None:
+def _anchor(symbol: str, context: str, sentence: str = "") -> str | None:
     """The dimension parameter a paper symbol stands for, when the notation and the claim's words say so."""
     if symbol == "r":
         return "lora_rank"
@@ -88,6 +88,8 @@ def _anchor(symbol: str, context: str) -> str | None:
         return "prompt_length"
     if symbol == "G" and re.search(r"\bgroup", context, re.IGNORECASE):
         return "num_groups"
+    if symbol in ("C", "K") and re.search(r"\b(?:classes|categories)\b", sentence or context, re.IGNORECASE):
+        return "num_classes"
     return None
 
 
@@ -116,6 +118,9 @@ def find_shapes(fragment: str, claim: str) -> list[tuple[Statement, ProtocolChec
     sentence = claim[: start if start >= 0 else 0]
     sentence = re.split(r"(?<=[.;])\s", sentence)[-1] if sentence else ""
     context = f"{sentence} {fragment}"
+    rest = claim[start + len(fragment):] if start >= 0 else ""
+    after = re.split(r"(?<=[.;])\s", rest)[0] if rest else ""
+    whole_sentence = f"{context} {after}"  # "W_head ∈ R^{D x C} on the CLS token, C = 100 classes"
     out = []
     for m in _STATEMENT.finditer(fragment):
         dims = _dims(m.group("dims"))
@@ -126,7 +131,7 @@ def find_shapes(fragment: str, claim: str) -> list[tuple[Statement, ProtocolChec
             names = names[-1:]  # "(W_down in ..., sigma, W_up in ...)": the list is the prose's, the last name is sized
         if dims is None or not all(_learnable(n, fragment, context) for n in names):
             continue
-        symbols = {s: a for d in dims for s in _symbols(d) if (a := _anchor(s, context))}
+        symbols = {s: a for d in dims for s in _symbols(d) if (a := _anchor(s, context, whole_sentence))}
         free = {s for d in dims for s in _symbols(d) if s not in symbols}
         if not symbols or any(not re.fullmatch(r"[A-Za-z]", s) or s not in dims for s in free):
             continue  # no anchor, or a free symbol that never stands alone (12M, 1+N): the rule could not bind it
