@@ -307,3 +307,14 @@ def test_lower_case_factors_after_a_method_prefix_but_not_a_projection_adapter()
     result = run(code, {"expect": {"U": ["D", "r"], "V": ["D", "r"]}, "symbols": {"r": "lora_rank", "D": "hidden_size"}})
     assert result.status.value == "pass"
     assert lines(result) == [("train.py", 7), ("train.py", 8)]  # lora_v (LoRA on the value projection) is not V
+
+
+@pytest.mark.parametrize("dim", ["D/0", "0", "-r", "r**"])
+def test_a_dimension_that_is_no_size_is_a_spec_error_naming_the_tensor(dim):
+    problem = validate_protocol_params(RULE, {"expect": {"W_down": ["r", dim]}})
+    assert problem is not None and problem.startswith("expect.W_down: dimension") and repr(dim) in problem
+
+
+@pytest.mark.parametrize("dim", ["4*D", "D/G", "12M", 768, "P^2*C"])
+def test_sizes_in_paper_symbols_are_accepted(dim):
+    assert validate_protocol_params(RULE, {"expect": {"W": ["r", dim]}}) is None

@@ -104,7 +104,22 @@ def validate_protocol_params(rule: str, params: dict[str, Any]) -> str | None:
             bad = sorted(keys - {"train", "val", "test"})
             if bad:
                 return f"{key}: split names must be train, val or test, got {', '.join(bad)}"
+        if kind == "shapes":
+            for tensor, dims in sorted(params[key].items()):
+                unreadable = next((d for d in dims if not _readable_dim(d)), None)
+                if unreadable is not None:
+                    return (f"{key}.{tensor}: dimension {str(unreadable)!r} is not a size (a positive number or an "
+                            "expression of paper symbols such as r, 4*D, D/G)")
     return None
+
+
+def _readable_dim(dim: Any) -> bool:
+    import sympy
+
+    from verifier.symbolic.tensor_shapes import paper_dim
+
+    expr = paper_dim(str(dim))
+    return expr is not None and not expr.has(sympy.zoo, sympy.nan, sympy.oo) and expr.is_positive is not False
 
 
 def _choices_from(data: dict[str, Any], paths: Any) -> frozenset[str]:
