@@ -129,3 +129,16 @@ def test_a_classification_head_is_sized_with_its_class_count(tmp_path):
     assert [(e.file, e.line) for e in faithful.evidence] == [("model.py", 7)]
     drifted = check_protocol(shape, Context(index=repo(Path(tmp_path) / "d", {"model.py": code.replace("{out}", "embed_dim")}), spec=Spec()))
     assert drifted.status is Status.mismatch and drifted.score == 0.0
+
+
+def test_a_shape_in_an_aside_leaves_the_formula_around_it_as_it_was():
+    from verifier.compiler import compile_claim
+    from verifier.spec.model import SAU
+
+    claim = ("Definition: Adapter(h) = s * f_up(f_down(h)) + h where f_down(h) = W_down * h (W_down in R^{r x D}) and "
+             "f_up(u) = [W_{g1} * u_{g1}, ..., W_{gG} * u_{gG}] with G groups")
+    checks = [c.model_dump(exclude_none=True, exclude_defaults=True) for c in
+              compile_claim(SAU(id="a-D2-001", dimension="D2", claim=claim)).checks]
+    assert {"expect": "s * f_up(f_down(h)) + h"} in checks
+    assert {"rule": "shape", "expect": {"W_down": ["r", "D"]}, "symbols": {"D": "hidden_size", "r": "lora_rank"}} in checks
+    assert not any("(W_down)" in str(c.get("expect", "")) for c in checks)

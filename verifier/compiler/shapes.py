@@ -154,6 +154,8 @@ def rest_of(fragment: str, found: list[tuple[Statement, ProtocolCheck]]) -> str:
         clause = re.search(r"\s*(?:\bwith|\bwhere)\s*$", text[: statement.start])
         if clause:  # "... = W_0 + W_down W_up with W_down ∈ ℝ^{r×D}": the condition is the shape, all of it
             a = clause.start()
+        if re.search(r"\(\s*$", text[: statement.start]) and re.match(r"\s*\)", text[b:]):
+            continue  # "= W_down * h (W_down in R^{r x D})": an aside; the text around it reads as it did without it
         text = text[:a] + text[b:]
     # "B ∈ ℝ^{m×r} (frozen)": the remark is a statement about B the frozen / trainable rules read
     return re.sub(r"(?<=[\w}])\s*\((frozen|trainable|learnable)\)", r" is \1", text)
