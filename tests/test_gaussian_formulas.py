@@ -221,3 +221,14 @@ def test_a_symbol_written_before_a_bracket_multiplies_it():
     assert draw.expect == "noise*sigma*sqrt(t*(1 - t)) + t*x_1 + x_0*(1 - t)"
     function = distributions.gaussian_draw("z ~ N(f(x), g(x)^2 I)")
     assert function.expect == "noise*g(x) + f(x)"  # f and g are never used on their own: functions of x
+
+
+def test_a_power_tower_in_a_gaussian_parameter_is_refused_not_evaluated():
+    """SymPy would evaluate 2^(2^(2^1024)) without end; the compiler must answer at once with the reason."""
+    from verifier.compiler import compile_claim, distributions
+    from verifier.spec.model import SAU
+
+    draw = distributions.gaussian_draw("x ~ N(t, 2^(2^(2^(2^10))) I)")
+    assert draw.expect is None and "exponent too large" in draw.reason
+    result = compile_claim(SAU(id="g-D2-009", dimension="D2", claim="x ~ N(t, 2^(2^(2^(2^10))) I)"))
+    assert result.checks == [] and "exponent too large" in result.fragments[0].reason

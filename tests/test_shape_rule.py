@@ -318,3 +318,14 @@ def test_a_dimension_that_is_no_size_is_a_spec_error_naming_the_tensor(dim):
 @pytest.mark.parametrize("dim", ["4*D", "D/G", "12M", 768, "P^2*C"])
 def test_sizes_in_paper_symbols_are_accepted(dim):
     assert validate_protocol_params(RULE, {"expect": {"W": ["r", dim]}}) is None
+
+
+@pytest.mark.parametrize("dim", ["2^(2^(2^(2^10)))", "D^(10^12)"])
+def test_a_power_tower_dimension_is_refused_at_once(dim):
+    """SymPy would build these numbers without end: the loader refuses them, the compiler emits no check."""
+    from verifier.compiler import compile_claim
+    from verifier.spec.model import SAU
+
+    assert "is not a size" in validate_protocol_params(RULE, {"expect": {"W": ["r", dim]}})
+    claim = f"Adapter: W_down ∈ ℝ^{{r×{dim}}} is learnable"
+    assert not any(c.kind == "protocol" for c in compile_claim(SAU(id="p-D2-001", dimension="D2", claim=claim)).checks)

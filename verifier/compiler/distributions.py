@@ -15,6 +15,7 @@ from typing import Any
 
 from verifier.compiler import numbers, terms
 from verifier.compiler.terms import ascii_symbol
+from verifier.symbolic.latex import literal_size_problem
 
 
 @dataclass(frozen=True)
@@ -292,6 +293,8 @@ def _sympy_of(formulas, text: str):
     expect, reason = formulas.to_sympy(f"1 * ({text})")  # "1 * (beta_t)": a bare symbol is a parameter too
     if expect is None:
         return reason or "not an expression"
+    if too_large := literal_size_problem(expect):
+        return too_large  # "2^(2^(2^(2^10)))": SymPy would evaluate it without end
     try:
         tree = __import__("ast").parse(expect, mode="eval")
     except SyntaxError:

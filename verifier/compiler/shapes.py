@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from verifier.symbolic.tensor_shapes import mappable
 from verifier.spec.model import ProtocolCheck
+from verifier.symbolic.tensor_shapes import mappable, paper_dim
 
 _GREEK = {"α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "σ": "sigma", "Σ": "Sigma", "λ": "lambda",
           "θ": "theta", "φ": "phi", "ψ": "psi", "ω": "omega", "τ": "tau", "μ": "mu", "η": "eta"}
@@ -131,6 +131,8 @@ def find_shapes(fragment: str, claim: str) -> list[tuple[Statement, ProtocolChec
             names = names[-1:]  # "(W_down in ..., sigma, W_up in ...)": the list is the prose's, the last name is sized
         if dims is None or not all(_learnable(n, fragment, context) for n in names):
             continue
+        if any(paper_dim(d) is None for d in dims):
+            continue  # a size the rule could not read (a power tower): the check would only ever be unverified
         symbols = {s: a for d in dims for s in _symbols(d) if (a := _anchor(s, context, whole_sentence))}
         free = {s for d in dims for s in _symbols(d) if s not in symbols}
         if not symbols or any(not re.fullmatch(r"[A-Za-z]", s) or s not in dims for s in free):

@@ -281,6 +281,16 @@ def _bound_size(n_tokens: int, n_terms: int, position: int) -> None:
         raise FormulaTooLarge(f"formula too large: {n_terms} terms (limit {MAX_FORMULA_TERMS})", position)
 
 
+def literal_size_problem(text: str) -> str | None:
+    """Why SymPy must not evaluate ``text`` (a huge literal, a power tower), or None: for code outside the
+    formula check that parses paper expressions itself (the claim compiler's Gaussian parameters)."""
+    try:
+        _bound_literals(text, [(text, 0)])
+    except (FormulaTooLarge, FormulaSyntaxError) as exc:
+        return str(exc.args[0]) if exc.args else "formula too large"
+    return None
+
+
 def _bound_literals(body: str, term: list[tuple[str, int]]) -> None:
     """Reject what SymPy would evaluate without end: huge literals and numeric exponents (power towers)."""
     try:
