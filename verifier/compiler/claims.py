@@ -596,11 +596,6 @@ def _leading_value(text: str) -> str:
     return _PROSE_TAIL.split(text, maxsplit=1)[0]
 
 
-def _product_differs(raw_val: str, val_text: str) -> bool:
-    """The value read stops before a product's second factor ("4" of "4 * 768"); a fraction read whole ("5/3") does not."""
-    return bool(re.match(r"\s*[*·]", raw_val.strip()[len(val_text.strip()):])) if raw_val.strip().startswith(val_text.strip()) else False
-
-
 _CONSTANT_PRODUCT = re.compile(
     r"^(?P<a>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(?P<op>[*·/])\s*(?P<b>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.]|\s*[*·/^+-]\s*\w)"
 )
@@ -689,7 +684,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         return made, f"{_SYMBOLIC_REASON} ('1 + nl', '4 * d'), not a number to check"
     unit = ""
     expect = written_range(val_text, numbers.parse_value(val_text))
-    product = _CONSTANT_PRODUCT.match(raw_val.strip()) if expect is None or _product_differs(raw_val, val_text) else None
+    product = _CONSTANT_PRODUCT.match(raw_val.strip())
     if product:  # "hidden dim = 4 * 768", "lr = 3e-4 * 2": the setting is the folded value
         a, b_ = numbers.parse_value(product.group("a")), numbers.parse_value(product.group("b"))
         if isinstance(a, (int, float)) and isinstance(b_, (int, float)) and not (product.group("op") == "/" and b_ == 0):
@@ -894,7 +889,8 @@ def _string_settings(body: str, b: _Builder) -> list[int]:
     for match in regex.finditer(body) if regex else ():
         value = match.group("value")
         name = lookup[terms.normalise_phrase(match.group("name"))]
-        if not (re.search(r"\d", value) or value.lower() in known) or (terms.find_apis(value) and name != "boundary_condition"):
+        named_api = terms.find_apis(value) and not mentions.BOUNDARY_AFTER.match(body, match.end("value"))
+        if not (re.search(r"\d", value) or value.lower() in known) or named_api:
             continue  # "sym4", "bior2.4" (a family and an order) or a known value word ("periodic", "zero")
         made.append(b.add(ValueCheck(name=name, expect=value)))  # "Dirichlet BC" names no distribution
     return made

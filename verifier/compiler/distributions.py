@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from verifier.compiler import numbers, terms
+from verifier.compiler.formulas import closing_bracket
 from verifier.compiler.terms import ascii_symbol
 from verifier.symbolic.latex import literal_size_problem
 
@@ -143,7 +144,7 @@ def gaussian_draw(text: str) -> GaussianDraw | None:
     None when the text states none, or only numbers (``N(0, 0.02)``, ``N(0, I)``: a sampler's call)."""
     for head in _GAUSSIAN_HEAD.finditer(text):
         open_at = head.end() - 1
-        close = _closing(text, open_at)
+        close = closing_bracket(text, open_at, "(", ")")
         if close < 0:
             continue
         before = text[: head.start()].rstrip()
@@ -167,15 +168,6 @@ def gaussian_draw(text: str) -> GaussianDraw | None:
         start = len(text) - len(text.lstrip())
         return replace(_draw(variable, mean, variance, start, close, given), rest=text[close:].strip(" .,;"))
     return None
-
-
-def _closing(text: str, start: int) -> int:
-    depth = 0
-    for i in range(start, len(text)):
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
-        if depth == 0:
-            return i + 1
-    return -1
 
 
 def _top_level(text: str, sep: str) -> list[str]:

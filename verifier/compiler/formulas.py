@@ -148,7 +148,7 @@ def _flatten_subscripts(text: str) -> str:
     return re.sub(r"_\{([^{}]*)\}", sub, text)
 
 
-def _closing(text: str | list[str], start: int, open_: str, close: str) -> int:
+def closing_bracket(text: str | list[str], start: int, open_: str, close: str) -> int:
     """Index just past the bracket closing the one at ``start`` (-1 when it never closes)."""
     depth = 0
     for i in range(start, len(text)):
@@ -165,7 +165,7 @@ def _subscript_end(text: str, i: int) -> int:
     """Past a ``_{...}`` / ``_x`` subscript (or a ``^{...}`` / ``^x`` superscript) starting at ``i``; ``i`` if none."""
     if i < len(text) and text[i] in "_^":
         if text[i + 1 : i + 2] == "{":
-            end = _closing(text, i + 1, "{", "}")
+            end = closing_bracket(text, i + 1, "{", "}")
             return end if end > 0 else i
         m = re.match(r"[_^](?:\w+|[α-ωΑ-Ω]\w*)", text[i:])
         if m:
@@ -186,7 +186,7 @@ def _expectation_brackets(expr: str) -> str:
             i += 1
         if i >= len(out) or out[i] != "[":
             break
-        end = _closing(out, i, "[", "]")
+        end = closing_bracket(out, i, "[", "]")
         if end < 0:
             break
         out = out[: match.start()] + "mean(" + out[i + 1 : end - 1] + ")" + out[end:]
@@ -415,7 +415,7 @@ def _objective(expr: str) -> str:
     if not match:
         return expr
     rest = expr[match.end() :].strip()
-    if rest.startswith("(") and _closing(rest, 0, "(", ")") == len(rest):
+    if rest.startswith("(") and closing_bracket(rest, 0, "(", ")") == len(rest):
         rest = rest[1:-1]
     return rest or expr
 
@@ -488,7 +488,7 @@ def _divergences(expr: str) -> str:
         if not m:
             return out
         open_ = out[m.end()]
-        end = _closing(out, m.end(), open_, ")" if open_ == "(" else "]")
+        end = closing_bracket(out, m.end(), open_, ")" if open_ == "(" else "]")
         inner = out[m.end() + 1 : end - 1] if end > 0 else ""
         depth, separated = 0, False
         for k, ch in enumerate(inner):
@@ -644,7 +644,7 @@ def _operand_end(tokens: list[str], i: int) -> int:
     """Past the operand starting at ``i``: a name (applied to a group), a number or a group, and its powers."""
     def atom_end(j: int) -> int:
         if j < len(tokens) and tokens[j] == "(":
-            close = _closing(tokens, j, "(", ")")
+            close = closing_bracket(tokens, j, "(", ")")
             return close if close > 0 else len(tokens)
         if j + 1 < len(tokens) and re.match(r"[A-Za-z_]", tokens[j]) and tokens[j + 1] == "(":
             return atom_end(j + 1)

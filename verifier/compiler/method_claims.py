@@ -465,9 +465,10 @@ def _placements(claim: str) -> tuple[tuple[int, int, MethodFacts], ...]:
     def subject_before(i: int) -> bool:
         return bool(_SUBJECT.search(sentence_before(i)) or _SUBJECT.search(lead))
 
-    def method_before(i: int) -> str:
-        named = _placed_method(sentence_before(i))
-        return named if named != "any" or _LORA_WORDS.search(sentence_before(i)) else _placed_method(lead)
+    def method_before(i: int) -> str:  # the sentence's method words, else the claim's lead's
+        sentence = sentence_before(i)
+        named = _LORA_WORDS.search(sentence) or _ADAPTER_WORDS.search(sentence)
+        return _placed_method(sentence if named else lead)
 
     verbs = _alternation(_words("placement_verbs") + _words("position_verbs"))
     for verb in re.finditer(rf"\b(?:{verbs})\b\s*", claim, re.IGNORECASE):

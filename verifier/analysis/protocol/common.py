@@ -105,8 +105,8 @@ def dotted(node: ast.AST | None) -> str | None:
     return None
 
 
-def leaf(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
+def leaf(name: str | None) -> str:
+    return (name or "").rsplit(".", 1)[-1]
 
 
 

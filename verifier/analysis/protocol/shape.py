@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from verifier.analysis.protocol.common import leaf as _leaf
 from verifier.analysis.protocol.common import (
     dotted,
     evidence,
@@ -70,10 +71,6 @@ class Lexicon:
 
 
 # ----- the repo's tensors ------------------------------------------------------------------------------------
-def _leaf(name: str | None) -> str:
-    return (name or "").rsplit(".", 1)[-1]
-
-
 def _shape_args(call: ast.Call) -> tuple[ast.AST, ...] | None:
     """The dims a tensor-creating call writes: ``zeros(a, b)``, ``zeros((a, b))``, ``full((a, b), v)``, ``eye(n)``."""
     leaf = _leaf(dotted(call.func))
@@ -239,7 +236,7 @@ def repo_tensors(ctx, scope: str | None) -> list[Tensor]:
             continue
         stack: list[tuple[ast.AST, str]] = [(n, "") for n in view.tree.body]
         while stack:
-            node, prefix = stack.pop(0)
+            node, prefix = stack.pop()  # any order: the tensors are sorted below
             if isinstance(node, ast.ClassDef):
                 if scope_admits(scope, prefix + node.name) or scope_admits(scope, prefix + node.name + ".__init__"):
                     out += _class_tensors(path, node, prefix)
