@@ -168,16 +168,23 @@ HELDOUT = ROOT / "bench" / "data" / "claims_heldout.yaml"
 
 
 def _canonical(name: str) -> str:
-    """A name as the value check resolves it: lexicon synonyms are one parameter (sequence_length = max_seq_length)."""
+    """A name as the value check resolves it: lexicon synonyms are one parameter (sequence_length = max_seq_length),
+    and so is a weak name one parameter owns (`scale` is read as `scale_factor`'s, `r` as `lora_rank`'s)."""
     from verifier.compiler import terms
 
-    return terms.lexicon_index().get(name.lower().replace("-", "_"), name)
+    key = name.lower().replace("-", "_")
+    owners = terms.weak_owners().get(key, ())
+    return terms.lexicon_index().get(key) or (owners[0] if len(owners) == 1 else name)
 
 
 def protocol_key(check: Any) -> tuple[str, Any]:
     """(rule, what it names): a baseline or frozen module by name, a dataset, metric, seed count or split by expect."""
     if check.rule in ("baseline", "frozen", "trainable"):
         return check.rule, check.name
+    if check.rule == "placement":  # {module, after / before / parallel_to: [parts]}, a single part as a list
+        data = check.model_dump(exclude_none=True)
+        return check.rule, {"module": data.get("module", "adapter"), **{
+            k: sorted([data[k]] if isinstance(data[k], str) else data[k]) for k in ("after", "before", "parallel_to") if k in data}}
     return check.rule, getattr(check, "expect", None)
 
 
@@ -198,6 +205,8 @@ def _same_protocol(expected: tuple[str, Any], got: tuple[str, Any]) -> bool:
     if isinstance(a, list) and isinstance(b, list) and all(isinstance(x, str) for x in a + b):
         return sorted(x.lower() for x in a) == sorted(x.lower() for x in b)  # augmentations: a set
     if isinstance(a, dict) and isinstance(b, dict):
+        if expected[0] == "placement":  # `after: mlp` is `after: [mlp]`
+            a = {k: sorted([v]) if isinstance(v, str) and k != "module" else v for k, v in a.items()}
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     if a is None or b is None:
         return a is None and b is None
@@ -228,7 +237,8 @@ def _same_expression(a: str, b: str) -> bool:
     import sympy
     from sympy.parsing.sympy_parser import parse_expr
 
-    names = {f: sympy.Function(f) for f in ("sum", "mean", "norm", "matmul", "inv")}  # reductions stay opaque
+    names: dict = {f: sympy.Function(f) for f in ("sum", "mean", "norm", "matmul", "inv")}  # reductions stay opaque
+    names["grad"] = sympy.Function("grad")  # a gradient stays opaque, as in the check: grad(f, x), not d/dx of a symbol
     try:
         return sympy.simplify(parse_expr(a.replace("^", "**"), local_dict=names) - parse_expr(b.replace("^", "**"), local_dict=names)) == 0
     except Exception:  # noqa: BLE001 - a held-out spelling SymPy cannot read is compared as text

@@ -5,9 +5,12 @@ For every formula SAU of every fixture repo (faithful and drifted variants): is 
 one (equivalent pairs judged equivalent, drifted pairs caught, no wrong verdict), and how long did the check
 take -- "warm" as in a real run (one Context per repo, so the repo is translated once and shared) and
 "cold" (a fresh Context per check, translation included). Then matrix pairs written here (LoRA, attention,
-linear projections; faithful and drifted), then integral pairs (the check the compiler writes for
+linear projections; faithful and drifted), then gradient pairs (torch.autograd.grad, backward + ``x.grad``
+and jax.grad against ``∇_x``, faithful, drifted and hand-derived), then integral pairs (the check the compiler writes for
 ``J = ∫_Ω |u - u_d|^2 dx + alpha ∫_Ω |f|^2 dx`` against means, Riemann sums and quadratures, faithful and
-drifted); both counted in the totals and shown on their own too.
+drifted), then update rules (``θ ← θ − η ∇_θ L`` and an EMA against hand-written steps in their torch and JAX
+spellings, drifted, and a library optimizer) and concatenations / slices (``[c, P, X] + E``, ``V_h[:r]``:
+order, bounds, layouts); all counted in the totals and shown on their own too.
 """
 
 from __future__ import annotations
@@ -127,6 +130,115 @@ INTEGRAL_PAIRS = [
 ]
 
 
+GRADIENT = """
+import torch
+import jax
+import jax.numpy as jnp
+
+
+def attack_step(model, loss_fn, x, y, alpha):
+    x = x.detach().requires_grad_(True)
+    loss = loss_fn(model(x), y)
+    {grad}
+    return x + alpha * {step}
+
+
+def descend(x, eta):
+    return x - eta * {descent}
+"""
+SIGN_CHECK = {"expect": "x + alpha * sign(grad(L, x))", "symbols": {"L": "loss", "x": "x"}, "scope": "attack_step"}
+STEP_CHECK = {"expect": "x + alpha * grad(L, x)", "symbols": {"L": "loss", "x": "x"}, "scope": "attack_step"}
+ENERGY_CHECK = {"latex": r"x - \eta \nabla_x E(x)", "scope": "descend"}
+EXPLICIT_CHECK = {"latex": r"x - \eta \frac{\partial}{\partial x} \frac{x^2}{2}", "scope": "descend"}
+# (name, {grad, step, descent}, check, expected): torch autograd, backward + .grad and jax.grad against ∇
+GRADIENT_PAIRS = [
+    ("autograd-sign", {"grad": "g = torch.autograd.grad(loss, x)[0]", "step": "g.sign()"}, SIGN_CHECK, "pass"),
+    ("backward-sign", {"grad": "loss.backward()\n    g = x.grad", "step": "torch.sign(g)"}, SIGN_CHECK, "pass"),
+    ("autograd-sign/no-sign", {"grad": "g = torch.autograd.grad(loss, x)[0]", "step": "g"}, SIGN_CHECK, "mismatch"),
+    ("autograd-sign/wrt-label", {"grad": "g = torch.autograd.grad(loss, y)[0]", "step": "g.sign()"}, SIGN_CHECK, "mismatch"),
+    ("autograd/scaled-loss", {"grad": "g = torch.autograd.grad(2 * loss, x)[0]", "step": "g"}, STEP_CHECK, "mismatch"),
+    ("autograd/hand-derived", {"grad": "g = 2 * (model(x) - y)", "step": "g"}, STEP_CHECK, "unverified"),
+    ("jax-energy", {"descent": "jax.grad(lambda z: jnp.sum(energy(z)))(x)"}, ENERGY_CHECK, "pass"),
+    ("jax-energy/wrt-step", {"descent": "jax.grad(lambda e: jnp.sum(energy(x) * e))(eta)"}, ENERGY_CHECK, "mismatch"),
+    ("jax-explicit", {"descent": "jax.grad(lambda z: jnp.sum(z ** 2 / 2))(x)"}, EXPLICIT_CHECK, "pass"),
+    ("hand-explicit", {"descent": "x"}, EXPLICIT_CHECK, "pass"),
+    ("hand-explicit/doubled", {"descent": "2 * x"}, EXPLICIT_CHECK, "mismatch"),
+]
+
+
+UPDATE = """
+import jax
+import torch
+
+
+def step(params, grads, lr, beta, m, g):
+    {body}
+"""
+SGD_CHECK = {"expect": "theta <- theta - eta * grad(L, theta)", "scope": "step"}
+EMA_CHECK = {"expect": "m <- beta * m + (1 - beta) * g", "scope": "step"}
+# (name, body of `step`, check, expected): hand-written update rules against `X <- f(X)`; a library optimizer
+# in place of the rule is unverified, never a mismatch
+UPDATE_PAIRS = [
+    ("sgd-rebind", "theta = params\n    theta = theta - lr * grads\n    return theta", SGD_CHECK, "pass"),
+    ("sgd-augmented", "for p in params:\n        p -= lr * p.grad", SGD_CHECK, "pass"),
+    ("sgd-add_", "for p in params:\n        p.data.add_(p.grad, alpha=-lr)", SGD_CHECK, "pass"),
+    ("sgd-sub_", "for p, g in zip(params, grads):\n        p.sub_(lr * g)", SGD_CHECK, "pass"),
+    ("sgd-data", "for p in params:\n        p.data = p.data - lr * p.grad", SGD_CHECK, "pass"),
+    ("sgd-copy_", "for p in params:\n        p.copy_(p - lr * p.grad)", SGD_CHECK, "pass"),
+    ("sgd-no-grad", "with torch.no_grad():\n        for w in params:\n            w -= lr * w.grad", SGD_CHECK, "pass"),
+    ("sgd-tree-map", "params = jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads)\n    return params",
+     SGD_CHECK, "pass"),
+    ("sgd-add_/ascent", "for p in params:\n        p.data.add_(p.grad, alpha=lr)", SGD_CHECK, "mismatch"),
+    ("sgd-tree-map/no-lr", "params = jax.tree_util.tree_map(lambda p, g: p - g, params, grads)\n    return params",
+     SGD_CHECK, "mismatch"),
+    ("sgd-library", "opt = torch.optim.SGD(params, lr=lr)\n    opt.step()", SGD_CHECK, "unverified"),
+    ("ema-chain", "m.mul_(beta).add_(g, alpha=1 - beta)", EMA_CHECK, "pass"),
+    ("ema-chain/no-alpha", "m.mul_(beta).add_(g)", EMA_CHECK, "mismatch"),
+]
+STRUCTURES = """
+import torch
+
+
+def embed(cls, prompts, patches, pos):
+    return {tokens} + pos
+
+
+def factors(delta_w, rank):
+    U, S, Vh = torch.linalg.svd(delta_w)
+    A = {a}
+    return A
+"""
+CAT_CHECK = {"expect": "[c, P, X] + E", "symbols": {"c": "cls", "P": "prompts", "X": "patches", "E": "pos"}, "scope": "embed"}
+SLICE_CHECK = {"expect": "V_h[:r]", "symbols": {"V_h": "Vh", "r": "rank"}, "scope": "factors"}
+SLICE_T_CHECK = {"expect": "transpose(V[:, :r])", "symbols": {"V": "Vh", "r": "rank"}, "scope": "factors"}
+# (name, {tokens, a}, check, expected): concatenations (ordered, axis not compared) and slices (bounds mapped)
+STRUCTURE_PAIRS = [
+    ("cat", {"tokens": "torch.cat([cls, prompts, patches], dim=1)"}, CAT_CHECK, "pass"),
+    ("cat-tuple-positional", {"tokens": "torch.cat((cls, prompts, patches), 1)"}, CAT_CHECK, "pass"),
+    ("cat/swapped", {"tokens": "torch.cat([cls, patches, prompts], dim=1)"}, CAT_CHECK, "mismatch"),
+    ("cat/dropped-prompts", {"tokens": "torch.cat([cls, patches], dim=1)"}, CAT_CHECK, "unverified"),
+    ("cat/stack", {"tokens": "torch.stack([cls, prompts, patches], dim=1)"}, CAT_CHECK, "unverified"),
+    ("slice", {"a": "Vh[:rank]"}, SLICE_CHECK, "pass"),
+    ("slice-explicit-axes", {"a": "Vh[0:rank, :]"}, SLICE_CHECK, "pass"),
+    ("slice/double-bound", {"a": "Vh[: 2 * rank]"}, SLICE_CHECK, "mismatch"),
+    ("slice/other-layout", {"a": "Vh[:, :rank]"}, SLICE_CHECK, "unverified"),
+    ("slice/transposed-layout", {"a": "Vh[:rank]"}, SLICE_T_CHECK, "unverified"),
+]
+
+
+def update_source(body: str) -> str:
+    return UPDATE.format(body=body)
+
+
+def structure_source(parts: dict) -> str:
+    return STRUCTURES.format(**{"tokens": "cls", "a": "Vh", **parts})
+
+
+def gradient_source(parts: dict) -> str:
+    fill = {"grad": "pass", "step": "0", "descent": "0", **parts}
+    return GRADIENT.format(**fill)
+
+
 def matrix_repo(root: Path, source: str, check: dict, claim: str = "a matrix formula") -> Path:
     root.mkdir(parents=True)
     (root / "model.py").write_text(dedent(source))
@@ -163,6 +275,14 @@ def main() -> int:
         cases += [("integral", name, matrix_repo(Path(tmp) / f"integral-{i}", INTEGRAL.format(cost=cost), INTEGRAL_CHECK,
                                                  "a tracking objective"), want)
                   for i, (name, cost, want) in enumerate(INTEGRAL_PAIRS)]
+        cases += [("gradient", name, matrix_repo(Path(tmp) / f"gradient-{i}", gradient_source(parts), check,
+                                                 "a gradient step"), want)
+                  for i, (name, parts, check, want) in enumerate(GRADIENT_PAIRS)]
+        cases += [("update", name, matrix_repo(Path(tmp) / f"update-{i}", update_source(body), check, "an update rule"), want)
+                  for i, (name, body, check, want) in enumerate(UPDATE_PAIRS)]
+        cases += [("structure", name, matrix_repo(Path(tmp) / f"structure-{i}", structure_source(parts), check,
+                                                  "a concatenation or a slice"), want)
+                  for i, (name, parts, check, want) in enumerate(STRUCTURE_PAIRS)]
         for family, name, repo, want in cases:  # one small repo each, timed cold
             loaded = load_for(repo)
             index = build_index(repo, use_cache=False)
@@ -193,6 +313,12 @@ def main() -> int:
     print(f"  of which matrix pairs:            {sum(1 for r in matrix if r[3] == r[4])}/{len(matrix)}")
     integral = [r for r in rows if r[0] == "integral"]
     print(f"  of which integral pairs:          {sum(1 for r in integral if r[3] == r[4])}/{len(integral)}")
+    gradient = [r for r in rows if r[0] == "gradient"]
+    print(f"  of which gradient pairs:          {sum(1 for r in gradient if r[3] == r[4])}/{len(gradient)}")
+    update = [r for r in rows if r[0] == "update"]
+    print(f"  of which update-rule pairs:       {sum(1 for r in update if r[3] == r[4])}/{len(update)}")
+    structure = [r for r in rows if r[0] == "structure"]
+    print(f"  of which concat / slice pairs:    {sum(1 for r in structure if r[3] == r[4])}/{len(structure)}")
     print(f"time per check, warm: median {statistics.median(warm_times) * 1000:.1f} ms, worst {max(warm_times) * 1000:.1f} ms")
     print(f"time per check, cold: median {statistics.median(cold_times) * 1000:.1f} ms, worst {max(cold_times) * 1000:.1f} ms")
     return 0 if wrong == 0 else 1

@@ -57,6 +57,7 @@ PASS_PARAMS = {
     "strings": {"expect": ["Who made you?", "a photo of a {c}", "Let's think step by step"]},
     "target-modules": {"expect": ["query", "value"]},
     "shape": {"expect": {"W_down": ["r", "D"], "W_up": ["D", "r"]}, "symbols": {"r": "lora_rank", "D": "hidden_size"}},
+    "placement": {"after": ["mlp"]},
 }
 # Names outside the rules' lexicons take the word-piece path (timed apart, not part of the ratio).
 UNLISTED_PARAMS = {

@@ -11,6 +11,9 @@ Each phase runs in a fresh interpreter (start-up included in its wall time, like
   index-warm   build_index from that cache
   run-cold     run_repo on a 100-SAU value spec, no cache
   run-warm     run_repo with the cache filled
+  run-claims   run_repo on every SA-Bench dev claim (../shared/sabench-dev, 8 papers, compiled as a user's
+               `--spec sau.json` is), no cache; the time of each check kind is listed, since a real spec holds
+               dozens of checks of one kind and a cost paid per check shows only here
 Reported: wall seconds, ratio to the floor, CPU seconds (incl. workers), peak RSS (max over the process and
 its workers). The machine load is printed too: wall ratios are only meaningful on an otherwise idle machine;
 on a shared one compare the CPU column (workers' CPU / 2 approximates their wall time on 2 free cores).
@@ -72,6 +75,20 @@ def write_spec(path: Path) -> Path:
     return path
 
 
+DEV_CLAIMS = PROJECT.parent / "shared" / "sabench-dev"
+
+
+def write_claims_spec(path: Path) -> Path | None:
+    """All dev claims as one SA-Bench-style claim file (written under bench/_work, never into the project)."""
+    papers = sorted(DEV_CLAIMS.glob("*.json"))
+    if not papers:
+        return None
+    claims = [c for p in papers for c in json.loads(p.read_text(encoding="utf-8"))["claims"]]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"paper_id": "sabench-dev", "claims": claims}, sort_keys=True), encoding="utf-8")
+    return path
+
+
 def fetch_transformers() -> Path:
     target = WORK / "src"
     if (target / "transformers").is_dir():
@@ -119,9 +136,22 @@ def phase(name: str, repo: Path, spec: Path | None, cache_dir: Path) -> dict:
         info["bindings"] = sum(len(f.bindings) for f in index.files.values())
         info["calls"] = sum(len(f.calls) for f in index.files.values())
     elif name.startswith("run"):
+        from verifier import engine
         from verifier.engine import run_repo
         from verifier.reports.json_report import report_to_json
 
+        by_kind: dict[str, list[float]] = {}
+        timed = engine.run_check
+
+        def run_check(check, ctx):  # the time of every check, by kind (a spec's checks run one after another)
+            t0 = time.perf_counter()
+            try:
+                return timed(check, ctx)
+            finally:
+                kind = check.kind if check.kind != "protocol" else f"protocol:{check.rule}"
+                by_kind.setdefault(kind, []).append(time.perf_counter() - t0)
+
+        engine.run_check = run_check
         report = run_repo(repo, spec, use_cache=(name == "run-warm"))
         json.dumps(report_to_json(report), sort_keys=True)
         statuses: dict[str, int] = {}
@@ -129,6 +159,8 @@ def phase(name: str, repo: Path, spec: Path | None, cache_dir: Path) -> dict:
             key = getattr(v.status, "value", str(v.status))
             statuses[key] = statuses.get(key, 0) + 1
         info = {"saus": len(report.verdicts), "statuses": statuses}
+        if name == "run-claims":
+            info["checks"] = {k: [len(v), round(sum(v), 2)] for k, v in sorted(by_kind.items(), key=lambda kv: -sum(kv[1]))}
     inner = time.perf_counter() - start
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -185,6 +217,7 @@ def main() -> None:
     ap.add_argument("--cache", type=Path)
     ap.add_argument("--no-fixtures", action="store_true")
     ap.add_argument("--no-large", action="store_true")
+    ap.add_argument("--claims-only", action="store_true", help="only the floor and run-claims on the large repo")
     args = ap.parse_args()
     if args.phase:
         print(json.dumps(phase(args.phase, args.repo, args.spec, args.cache)))
@@ -200,10 +233,19 @@ def main() -> None:
     if has_engine:
         phases += ["run-cold", "run-warm"]
     print(f"python {sys.version.split()[0]}, cpus {os.cpu_count()}, load average {os.getloadavg()}")
-    if not args.no_large:
+    claims = write_claims_spec(WORK / "sabench-dev-claims.json") if has_engine else None
+    if not args.no_large or args.claims_only:
         repo = args.repo or fetch_transformers()
-        spec = write_spec(WORK / "spec-100.yaml")
-        print_table(f"{repo} (100-SAU value spec)", bench_repo("large", repo, spec, phases))
+        if not args.claims_only:
+            spec = write_spec(WORK / "spec-100.yaml")
+            print_table(f"{repo} (100-SAU value spec)", bench_repo("large", repo, spec, phases))
+        if claims is not None:
+            rows = bench_repo("claims", repo, claims, ["floor", "run-claims"])
+            print_table(f"{repo} (every SA-Bench dev claim, compiled; checks: kind -> [count, seconds])", rows)
+        else:
+            print("\nrun-claims skipped: no ../shared/sabench-dev")
+    if args.claims_only:
+        return
     if not args.no_fixtures:
         total: dict[str, float] = {}
         for fixture in sorted((PROJECT / "fixtures").glob("*/repo")):

@@ -1,4 +1,12 @@
-"""Materialise fixture repos (faithful + drift overlays) and compare reports with expected verdicts."""
+"""Materialise fixture repos (faithful + drifted variants) and compare reports with expected verdicts.
+
+A variant folder ``fixtures/<fixture>/variants/<variant>/`` holds ``expected.yaml`` (verdict overrides),
+``drift.patch`` (strict unified diff of the repo's text files it changes), overlay files (only files that are
+new in the variant, or not text) and ``_deleted.txt`` (repo paths it removes, one a line). To write one:
+``python tests/fixture_variants.py materialize <fixture> <dir>``, edit ``<dir>/<fixture>``, then
+``python tests/fixture_variants.py capture <fixture> <variant> <dir>/<fixture>``. After editing a ``repo/``,
+``python tests/fixture_variants.py rebase <fixture>`` re-anchors hunks whose lines only moved.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,10 @@ from pathlib import Path
 
 import yaml
 
+from fixture_patch import PatchError, apply_patch, inside
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+VARIANT_META = ("expected.yaml", "_deleted.txt", "drift.patch")  # files of a variant folder that are not overlays
 
 
 def fixture_cases() -> list[tuple[str, str | None]]:
@@ -22,25 +33,37 @@ def fixture_cases() -> list[tuple[str, str | None]]:
 
 
 def materialize(fixture: str, variant: str | None, dest: Path) -> Path:
-    """Copy the faithful repo to ``dest`` and overlay the variant's files (and deletions)."""
+    """Copy the faithful repo to ``dest / fixture`` and apply the variant (see ``apply_variant``)."""
     src = FIXTURES / fixture / "repo"
     repo = dest / fixture
     shutil.copytree(src, repo, symlinks=True)
     if variant is not None:
-        overlay = FIXTURES / fixture / "variants" / variant
-        for path in sorted(overlay.rglob("*")):
-            rel = path.relative_to(overlay)
-            if path.is_dir() or rel.as_posix() in ("expected.yaml", "_deleted.txt"):
-                continue
-            target = repo / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
-        deleted = overlay / "_deleted.txt"
-        if deleted.is_file():
-            for line in deleted.read_text().splitlines():
-                if line.strip():
-                    (repo / line.strip()).unlink()
+        apply_variant(repo, FIXTURES / fixture / "variants" / variant, f"{fixture}/{variant}")
     return repo
+
+
+def apply_variant(repo: Path, variant_dir: Path, label: str, moved: list[str] | None = None) -> None:
+    """drift.patch (strictly: a hunk that no longer matches raises ``PatchError`` naming variant, file and
+    hunk line; ``moved`` is for the rebase tool only), then overlay files, then deletions; nothing is written
+    outside ``repo``."""
+    patch = variant_dir / "drift.patch"
+    if patch.is_file():
+        apply_patch(patch.read_bytes().decode("utf-8"), repo, f"{label}/drift.patch", moved)
+    for path in sorted(variant_dir.rglob("*")):
+        rel = path.relative_to(variant_dir)
+        if path.is_dir() or rel.as_posix() in VARIANT_META:
+            continue
+        target = inside(repo, rel.as_posix(), f"{label}/{rel.as_posix()}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    deleted = variant_dir / "_deleted.txt"
+    if deleted.is_file():
+        for line in deleted.read_text().splitlines():
+            if line.strip():
+                target = inside(repo, line.strip(), f"{label}/_deleted.txt")
+                if not target.is_file():
+                    raise PatchError(f"{label}/_deleted.txt: {line.strip()!r} is not a file of the repo")
+                target.unlink()
 
 
 def expected_for(fixture: str, variant: str | None) -> dict[str, dict]:

@@ -77,3 +77,20 @@ def write_repo(root: Path, train: str = TRAIN, spec: str = SPEC) -> Path:
     (root / "train.py").write_text(train, encoding="utf-8")
     (root / "sau.yaml").write_text(spec, encoding="utf-8")
     return root
+
+
+def make_repo(tmp_path: Path, files: dict[str, str], saus: list[dict], pin: dict | None = None) -> Path:
+    """``tmp_path/repo`` with the given files (dedented) and a ``sau.yaml`` of these SAUs: a check's own repo."""
+    import yaml
+    from textwrap import dedent
+
+    repo = tmp_path / "repo"
+    for rel, text in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dedent(text))
+    spec = {"version": 1, "paper": {"id": "t"}, "saus": saus}
+    if pin:
+        spec["pin"] = pin
+    (repo / "sau.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    return repo

@@ -117,3 +117,17 @@ def test_what_an_api_is_used_for_is_not_a_second_api() -> None:
     result = compiled("Uses sign() to approximate AdamW first-step behavior (moments initialized to zero)", "D2")
     assert dumps(result) == [{"target": "sign"}] and result.coverage == "full"
     assert targets("AdamW is used to train the adapter") == ["torch.optim.AdamW"]
+
+
+def test_a_layer_a_module_is_placed_after_is_no_call_check() -> None:
+    # the attention is where the adapter runs: a call check on torch.nn.MultiheadAttention would fail the
+    # faithful timm ViT (its attention is its own class) and say nothing about the adapters
+    houlsby = compiled("Houlsby adapters: two bottleneck adapters per block, one inserted after the multi-head "
+                       "attention sub-layer and one after the feed-forward (MLP) sub-layer.")
+    assert [c for c in dumps(houlsby) if c.get("target")] == []
+    assert [c.get("after") for c in dumps(houlsby) if c.get("rule") == "placement"] == [["attention", "mlp"]]
+    assert houlsby.coverage == "full"
+    # with no placement check to say it, the position is what the judge still has to read; the subject stays a call
+    prenorm = compiled("Each block applies LayerNorm before the multi-head self-attention and uses GELU.")
+    assert [c["target"].split(" | ")[0] for c in dumps(prenorm) if c.get("target")] == ["torch.nn.LayerNorm", "torch.nn.GELU"]
+    assert prenorm.coverage == "partial" and "before the multi-head self-attention" in prenorm.fragments[0].reason

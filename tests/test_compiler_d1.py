@@ -314,3 +314,18 @@ def test_a_qlora_claim_names_the_adapter_settings():
 def test_exact_match_accuracy_is_one_metric():
     result = compiled("Evaluation on GSM8K; metric: exact-match accuracy.", "D3")
     assert [c.expect for c in result.checks if c.kind == "protocol" and c.rule == "metric"] == ["exact match"]
+
+
+def test_a_derived_count_that_the_claims_own_setting_gives_is_context():
+    from compiler_helpers import compiled
+
+    holds = compiled("Zoned PDE2: the domain is divided into S=40 segments, yielding 2S+2=82 total parameters.", "D1")
+    assert holds.coverage == "full"
+    assert [(f.outcome, f.reason) for f in holds.fragments][1] == (
+        "context", "derived count: 2S+2 = 82 follows from S = 40, which its value check decides")
+    assert [(c.name, c.expect) for c in holds.checks] == [("S", 40)]
+    # arithmetic that does not hold, or a symbol the claim never sets, is still the judge's
+    for claim in ("The domain is divided into S=40 segments, yielding 2S+2=84 total parameters.",
+                  "Zoned PDE2: yielding 2S+2=82 total parameters."):
+        last = compiled(claim, "D1").fragments[-1]
+        assert last.outcome == "leftover" and last.reason.startswith("a derived count")

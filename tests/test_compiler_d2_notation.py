@@ -59,7 +59,8 @@ def test_kl_with_no_two_distributions_is_left_with_the_reason():
 
 def test_log_of_an_applied_function_needs_no_brackets_but_a_gradient_is_refused():
     assert find_formula("L = -log p_theta(x) + c * h").expect == "- log(p_theta(x)) + c * h"
-    assert find_formula("s = x + grad_x log q(x)").reason == "uses a gradient (grad_x)"
+    assert find_formula("s = x + grad_x log q(x)").expect == "x + grad(log(q(x)), x)"  # ∇_x: tests/test_formula_gradients.py
+    assert find_formula("s = x + ∇ log q(x)").reason == "uses a gradient with no variable it is taken with respect to"
     assert find_formula("L = grad_norm * c + d").expect == "grad_norm * c + d"  # a name, not the operator
 
 

@@ -58,13 +58,13 @@ def test_paper_math_translates_and_the_formula_check_reads_it(text, expect):
         ("P = prod_{i=1}^{n} p_i", "product with bounds"),
         ("J = exp(integral_0^T |u - u_t|^2 dt)", "integral inside a bracket"),  # not a term of its own
         ("J = integral_D |u - u_t|^2", "no differential"),
-        ("s = x + grad_x log q(x)", "gradient (grad_x)"),  # an operator on what follows, not a factor
+        ("s = x + ∇ log q(x)", "gradient with no variable"),  # ∇ of what variable? (∇_x is tests/test_formula_gradients.py)
         ("s = x + log + q", "without its argument"),  # "log" alone: not a function of anything
         ("L = -log p(z_0|z_1) + c", "conditional"),
         ("u = 2 * F_NO(u_0, x, t)", "nothing to compare"),  # one unknown function of the inputs
-        ("ΔW = −η sign(Σ_i ∇_W L)", "∇"),
+        ("ΔW = −η sign(Σ_i ∇²_W L)", "second derivative"),
         ("q = W̄^Q h_t + b", "one capital symbol"),  # a matrix applied to a vector, or a scalar times it?
-        ("J = partial_u_hat/partial_p + c", "partial derivative"),
+        ("J = partial^2 u/partial p^2 + c", "second derivative"),
         ("x_k = k down to 1 * y", "prose"),
         ("ŷ = argmax(1/K * sum_{k=1}^{K} f_k(x))", "nothing to compare"),  # a mean of one opaque quantity
     ],

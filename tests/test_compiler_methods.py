@@ -98,7 +98,8 @@ def test_whole_statements_become_exact_checks(claim, checks):
         ("biases initialized to zero", "an initialisation of every layer's weights or biases"),
         ("LoRA applied to the gating projections", "placement (which modules the method is attached to) in plain words"),
         ("LoRA applied to query and the router layers", "placement (which modules the method is attached to) in plain words"),
-        ("Adapters inserted after the MLP block of every layer", "placement by position in the block"),
+        # (after the MLP or the attention is the `placement` rule's: tests/test_placement_claims.py)
+        ("Adapters inserted after the embedding layer", "placement by position in the block"),
         ("Dropout applied to the attention weights", "placement of something no adaptation method names"),
         ("Standard LoRA (baseline): applied to the query and value projections", "describes a baseline or an ablation"),
         ("the prediction head is initialized from the text embeddings", "initialised from another tensor or model"),

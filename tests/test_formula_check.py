@@ -3,25 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from textwrap import dedent
 
-import yaml
-
+from minirepo import make_repo
 from verifier.checks import Options
 from verifier.engine import run_repo
-
-
-def make_repo(tmp_path: Path, files: dict[str, str], saus: list[dict], pin: dict | None = None) -> Path:
-    repo = tmp_path / "repo"
-    for rel, text in files.items():
-        path = repo / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(dedent(text))
-    spec = {"version": 1, "paper": {"id": "t"}, "saus": saus}
-    if pin:
-        spec["pin"] = pin
-    (repo / "sau.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    return repo
 
 
 def formula(sid: str, **check) -> dict:

@@ -142,3 +142,35 @@ def test_a_shape_in_an_aside_leaves_the_formula_around_it_as_it_was():
     assert {"expect": "s * f_up(f_down(h)) + h"} in checks
     assert {"rule": "shape", "expect": {"W_down": ["r", "D"]}, "symbols": {"D": "hidden_size", "r": "lora_rank"}} in checks
     assert not any("(W_down)" in str(c.get("expect", "")) for c in checks)
+
+
+def test_a_prompt_shapes_length_symbol_is_the_prompt_length_a_repo_sets(tmp_path):
+    from values_helpers import indexed_repo as repo
+
+    from verifier.checks.base import Context
+    from verifier.checks.value import check_value
+    from verifier.results import Status
+    from verifier.spec.model import Spec, ValueCheck
+
+    result = compiled("Visual prompts P ∈ R^{p×D} with p = 10 tokens are prepended to the patch embeddings.")
+    (length,) = [c for c in result.checks if isinstance(c, ValueCheck)]
+    assert (length.name, length.names, length.expect) == ("prompt_length", None, 10)
+    # r and D are the lexicon's weak names of the rank and the width already: they keep their own names
+    assert [c["name"] for c in dumps(compiled("Adapters W_down ∈ R^{r×D} with r = 8 and D = 768.")) if "name" in c] == ["r", "D"]
+    code = "from dataclasses import dataclass\n\n\n@dataclass\nclass PromptConfig:\n    num_prompt_tokens: int = {n}\n    deep: bool = True\n"
+    faithful = check_value(length, Context(index=repo(tmp_path / "f", {"config.py": code.replace("{n}", "10")}), spec=Spec()))
+    assert (faithful.status, faithful.score) == (Status.pass_, 1.0)
+    assert [(e.file, e.line) for e in faithful.evidence] == [("config.py", 6)]
+    drifted = check_value(length, Context(index=repo(tmp_path / "d", {"config.py": code.replace("{n}", "50")}), spec=Spec()))
+    assert (drifted.status, drifted.score) == (Status.partial, 0.5)  # 5x the paper's: docs/values.md's grading
+    assert [(e.file, e.line) for e in drifted.evidence] == [("config.py", 6)]
+
+
+@pytest.mark.parametrize("claim, expect", [
+    ("VPT-Deep: 50 prompt tokens per layer, lr 0.01.", [("prompt_length", 50), ("learning_rate", 0.01)]),
+    ("Visual prompts with 10 prompt tokens are prepended to the patch embeddings.", [("prompt_length", 10)]),
+    ("Inputs are truncated to a maximum of 512 prompt tokens.", [("max_prompt_length", 512)]),
+    ("Each query uses 300 prompt tokens on average.", []),  # an LLM prompt's length, no setting
+])
+def test_prompt_tokens_are_the_prompt_length_only_in_prompt_tuning(claim, expect):
+    assert [(c["name"], c["expect"]) for c in dumps(compiled(claim, "D1")) if "name" in c] == expect

@@ -23,6 +23,7 @@ from sympy.parsing.sympy_parser import parse_expr
 
 from verifier import rules
 from verifier.index.names import attribute_chain
+from verifier.symbolic.latex import Grad, concat, is_concat, is_slice, slice_of
 from verifier.symbolic.core import (  # noqa: F401  (re-exported: the translator's vocabulary)
     MATMUL,
     MATRIX_OPS,
@@ -110,6 +111,10 @@ class ApiTable:
     samplers: dict[str, "Sampler"] = field(default_factory=dict)
     distributions: dict[str, "Sampler"] = field(default_factory=dict)
     sampler_methods: dict[str, "Sampler"] = field(default_factory=dict)
+    gradients: dict[str, str] = field(default_factory=dict)  # autodiff calls by qualified name -> kind (the YAML)
+    concatenations: frozenset = frozenset()  # cat / concatenate leaves: `concat(...)` when structures are kept
+    tree_maps: frozenset = frozenset()  # jax.tree_util.tree_map and its spellings (qualified names)
+    library_optimizers: tuple[str, ...] = ()  # qualified-name prefixes of optimizers that apply update rules
 
     def strip_prefix(self, dotted: str) -> str | None:
         """The leaf of a library call (``torch.nn.functional.relu`` -> ``relu``), None if not a library."""
@@ -187,6 +192,10 @@ def api_table() -> ApiTable:
         samplers=_samplers(data.get("normal_samplers")),
         distributions=_samplers(data.get("normal_distributions")),
         sampler_methods=_samplers(data.get("normal_methods")),
+        gradients={str(k): str(v) for k, v in sorted((data.get("gradients") or {}).items())},
+        concatenations=frozenset(str(v) for v in data.get("concatenations") or ()),
+        tree_maps=frozenset(str(v) for v in data.get("tree_maps") or ()),
+        library_optimizers=tuple(str(v) for v in data.get("library_optimizers") or ()),
     )
 
 
@@ -224,6 +233,8 @@ class FunctionModel:
     layer_weights: set[str] = field(default_factory=set)
     # leaves that are standard-normal draws (randn, the eps of mean + std * eps): a formula's noise maps to one
     normal_draws: set[str] = field(default_factory=set)
+    # gradients the translator could not read (line, why): a formula with a gradient is then unverified
+    unresolved_gradients: list[tuple[int, str]] = field(default_factory=list)
 
 
 def expr_nodes(expr: sp.Basic, limit: int = MAX_EXPR_NODES) -> int:
@@ -268,8 +279,12 @@ class Translator:
         pin: dict[str, Any] | None = None,
         helper: HelperLookup | None = None,
         effective: Callable[[str], Any] | None = None,
+        structures: frozenset = frozenset(),
     ):
         self.tree = tree
+        # "concat" / "slice": keep torch.cat and x[:, :r] as the ordered opaque objects a paper's [P, Z] and
+        # V[:, :r] are (verifier.symbolic.latex); otherwise a cat is a new tensor and indexing keeps the value
+        self.structures = frozenset(structures)
         self.file = file
         self.lines = source.splitlines()
         self.pin = {str(k).lower(): v for k, v in (pin or {}).items()}
@@ -423,6 +438,8 @@ class Translator:
                 self._record("return", value, stmt, path)
                 path.env["<return>"] = value
             path.done = True
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            path.env[f"<def {stmt.name}>"] = Marker("def", stmt)  # a closure jax.grad may differentiate
         elif isinstance(stmt, ast.Raise):
             path.dead = True
         elif isinstance(stmt, (ast.Continue, ast.Break)):
@@ -545,7 +562,10 @@ class Translator:
             value = self._draw(value, leafname, stmt.lineno)  # noise = randn_like(x): the leaf is `noise`
         elif isinstance(value, Marker) and value.kind in ("source", "opaque"):
             value = self._leaf(leafname, stmt.lineno)
-        elif isinstance(value, AppliedUndef) and value.func not in REDUCTIONS.values() and value.func is not PICK and not is_matrix_op(value):
+        elif (
+            isinstance(value, AppliedUndef) and value.func not in REDUCTIONS.values() and value.func is not PICK
+            and not is_matrix_op(value) and not is_concat(value) and not is_slice(value)
+        ):
             called = value.func.__name__
             value = self._leaf(leafname, stmt.lineno)  # an opaque call's result is a named leaf (model outputs)
             if self._model is not None:
@@ -596,6 +616,10 @@ class Translator:
                 return self._attr_leaf(const)
             if _is_shape(node.value):
                 return self._attr_leaf(f"{_leaf_name(node.value.value) or 'x'}_dim")
+            if "slice" in self.structures and isinstance(base, sp.Expr):
+                sliced = self._slice(base, node.slice, path)
+                if sliced is not None:
+                    return sliced
             return base  # indexing keeps the value (elementwise comparison)
         if isinstance(node, ast.BinOp):
             if isinstance(node.op, ast.MatMult):
@@ -630,6 +654,33 @@ class Translator:
             return value
         return Marker("opaque")
 
+    def _slice(self, base: sp.Expr, index: ast.expr, path: _Path) -> sp.Expr | None:
+        """``x[:, :r]`` -> ``slice_ah(x, r)`` (bounds translated); None when there is no ``:`` in it, a step,
+        or a bound that is not a value (a mask, a list)."""
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        if not any(isinstance(p, ast.Slice) for p in parts):
+            return None
+        axes: list[tuple[str, list[sp.Expr]]] = []
+        for part in parts:
+            if isinstance(part, ast.Constant) and part.value is Ellipsis:
+                axes.append(("e", []))
+                continue
+            if not isinstance(part, ast.Slice):
+                value = self.expr(part, path)
+                if not isinstance(value, sp.Expr):
+                    return None
+                axes.append(("i", [value]))
+                continue
+            if part.step is not None:
+                return None
+            lo = self.expr(part.lower, path) if part.lower is not None else None
+            hi = self.expr(part.upper, path) if part.upper is not None else None
+            if any(v is not None and not isinstance(v, sp.Expr) for v in (lo, hi)):
+                return None
+            letter = {(False, False): "a", (False, True): "h", (True, False): "l", (True, True): "b"}[(lo is not None, hi is not None)]
+            axes.append((letter, [v for v in (lo, hi) if v is not None]))
+        return slice_of(base, axes)
+
     def _draw(self, marker: Marker, name: str, site: int) -> Any:
         """A Gaussian draw as ``mean + std * z``: z a standard-normal leaf, named ``name`` when the draw is
         the whole assigned value (``eps = randn_like(x)``), recorded so a formula's noise maps to it."""
@@ -655,6 +706,10 @@ class Translator:
         key = _target_key(node)
         if key is not None and key in path.env:
             return path.env[key]
+        if node.attr == "grad" and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            found = self._accumulated_grad(node, path)
+            if found is not None:
+                return found
         if node.attr in _VALUE_ATTRS:
             return self.expr(node.value, path)
         if isinstance(node.value, ast.Name) and node.value.id == "self":
@@ -749,6 +804,20 @@ class Translator:
         args = [evaluate(a.value if isinstance(a, ast.Starred) else a, path) for a in node.args]
         kwargs = {k.arg: self.expr(k.value, path) for k in node.keywords if k.arg}
         qualified = self._qualified(func, path)
+        if qualified in self.table.gradients:
+            return self._gradient_call(self.table.gradients[qualified], qualified, node, args, kwargs, path)
+        if qualified in self.table.tree_maps and node.args and len(args) >= 2:
+            # tree_map(lambda p, g: p - lr * g, params, grads): the function on the trees as on one tensor each
+            return self._applied(node.args[0], args[1:], {}, path)
+        if isinstance(func, ast.Call):  # jax.grad(f)(x)
+            inner = self._call(func, path, None)
+            if isinstance(inner, Marker) and inner.kind == "gradfn":
+                return self._apply_gradfn(inner, node, args, kwargs, path)
+            return Marker("opaque")
+        if isinstance(func, ast.Name) and isinstance(path.env.get(func.id), Marker) and path.env[func.id].kind == "gradfn":
+            return self._apply_gradfn(path.env[func.id], node, args, kwargs, path)  # g_fn = jax.grad(f); g_fn(x)
+        if isinstance(func, ast.Attribute) and func.attr == "backward":
+            self._backward(func, node, kwargs, path)
         if qualified in self.table.samplers:  # torch.normal(mean, std), np.random.normal(loc, scale), randn
             return Marker("normal", self.table.samplers[qualified].parameters(args, kwargs))
         if qualified in self.table.distributions:  # Normal(mu, sigma): .rsample() / .sample() draw from it
@@ -817,6 +886,150 @@ class Translator:
             return self._method(method, receiver, args, kwargs)
         return Marker("opaque")
 
+    # ----- gradients ------------------------------------------------------------------------------
+    def _unresolved(self, line: int, why: str) -> Marker:
+        if self._model is not None:
+            self._model.unresolved_gradients.append((line, why))
+        return Marker("opaque")
+
+    def _backward(self, func: ast.Attribute, node: ast.Call, kwargs: dict, path: _Path) -> None:
+        """``loss.backward()``: the ``x.grad`` read after it in this function is the gradient of that loss."""
+        loss = self.expr(func.value, path)
+        weight = kwargs.get("gradient", self.expr(node.args[0], path) if node.args else None)
+        if isinstance(weight, Marker) and weight.kind == "source" and weight.value in ("ones_like", "ones"):
+            weight = None
+        if not isinstance(loss, sp.Expr) or (weight is not None and not isinstance(weight, sp.Expr)):
+            path.env["<backward>"] = self._unresolved(node.lineno, f"`{ast.unparse(func.value)}.backward(...)` not translated")
+            return
+        path.env["<backward>"] = loss if weight is None else loss * weight
+
+    def _accumulated_grad(self, node: ast.Attribute, path: _Path) -> Any:
+        """``x.grad`` after ``loss.backward()`` in the same function; None (the old leaf ``grad``) when no
+        backward call precedes it here, recorded as unresolved: an optimizer's ``p.grad`` stays a leaf."""
+        loss = path.env.get("<backward>")
+        if loss is None:
+            self._unresolved(node.lineno, f"`{ast.unparse(node)}` read with no `backward()` before it in the function")
+            return None
+        wrt = self.expr(node.value, path)
+        if not isinstance(loss, sp.Expr) or not isinstance(wrt, sp.Expr):
+            return self._unresolved(node.lineno, f"`{ast.unparse(node)}`: the loss or the tensor is not translated")
+        return Grad(loss, wrt)
+
+    def _gradient_call(self, kind: str, qualified: str, node: ast.Call, args: list, kwargs: dict, path: _Path) -> Any:
+        if kind == "autograd":
+            return self._autograd(node, args, kwargs)
+        if kind in ("transform", "value_and_grad", "grad_and_value"):
+            if not node.args:
+                return self._unresolved(node.lineno, f"`{qualified}` with no function")
+            argnums = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "argnums"), None)
+            aux = next((k.value for k in node.keywords if k.arg == "has_aux"), None)
+            return Marker("gradfn", (node.args[0], argnums, kind, isinstance(aux, ast.Constant) and aux.value is True, qualified))
+        if kind == "jacobian_call" and len(node.args) >= 2:
+            inputs = node.args[1]
+            call_args = inputs.elts if isinstance(inputs, ast.Tuple) else [inputs]
+            values = [self.expr(a, path) for a in call_args]
+            fn = Marker("gradfn", (node.args[0], None if len(call_args) == 1 else ast.Tuple(
+                [ast.Constant(i) for i in range(len(call_args))]), "transform", False, qualified))
+            return self._apply_values(fn, values, {}, node.lineno, path)
+        return self._unresolved(node.lineno, f"`{qualified}` is not read as a gradient")
+
+    def _autograd(self, node: ast.Call, args: list, kwargs: dict) -> Any:
+        """``torch.autograd.grad(outputs, inputs, grad_outputs)``: one gradient per input, as a tuple."""
+        names = ("outputs", "inputs", "grad_outputs")
+        bound = dict(zip(names, args))
+        bound.update({k: v for k, v in kwargs.items() if k in names})
+        outputs, inputs, weights = bound.get("outputs"), bound.get("inputs"), bound.get("grad_outputs")
+        outs = outputs.value if isinstance(outputs, Marker) and outputs.kind == "tuple" else [outputs]
+        ins = inputs.value if isinstance(inputs, Marker) and inputs.kind == "tuple" else [inputs]
+        ws = weights.value if isinstance(weights, Marker) and weights.kind == "tuple" else [weights] * len(outs)
+        total = []
+        for out, w in zip(outs, ws):
+            if isinstance(w, Marker) and (w.kind == "source" and w.value in ("ones_like", "ones") or w.kind == "const"):
+                w = None
+            if not isinstance(out, sp.Expr) or (w is not None and not isinstance(w, sp.Expr)):
+                return self._unresolved(node.lineno, "torch.autograd.grad: outputs or grad_outputs not translated")
+            total.append(out if w is None else out * w)
+        if not total or not ins or not all(isinstance(x, sp.Expr) for x in ins):
+            return self._unresolved(node.lineno, "torch.autograd.grad: inputs not translated")
+        f = sp.Add(*total)
+        return Marker("tuple", [Grad(f, x) for x in ins])
+
+    def _apply_gradfn(self, fn: Marker, node: ast.Call, args: list, kwargs: dict, path: _Path) -> Any:
+        return self._apply_values(fn, args, kwargs, node.lineno, path)
+
+    def _apply_values(self, fn: Marker, args: list, kwargs: dict, line: int, path: _Path) -> Any:
+        """``jax.grad(f, argnums)`` applied: f inlined on the arguments, differentiated w.r.t. the chosen ones."""
+        fnode, argnums, kind, aux, qualified = fn.value
+        if argnums is None:
+            picked: Any = 0
+        elif isinstance(argnums, ast.Constant) and isinstance(argnums.value, int):
+            picked = argnums.value
+        elif isinstance(argnums, ast.Tuple) and all(isinstance(e, ast.Constant) and isinstance(e.value, int) for e in argnums.elts):
+            picked = [e.value for e in argnums.elts]
+        else:
+            return self._unresolved(line, f"`{qualified}`: argnums not a literal")
+        indexes = picked if isinstance(picked, list) else [picked]
+        if any(not -len(args) <= i < len(args) for i in indexes) or not indexes:
+            return self._unresolved(line, f"`{qualified}`: the differentiated argument is not given")
+        value = self._applied(fnode, args, kwargs, path)
+        if aux:  # has_aux=True: f returns (loss, aux), the gradient is of the loss
+            value = value.value[0] if isinstance(value, Marker) and value.kind == "tuple" and value.value else Marker("opaque")
+        if not isinstance(value, sp.Expr) or not all(isinstance(args[i], sp.Expr) for i in indexes):
+            return self._unresolved(line, f"`{qualified}`: the function or its argument is not translated")
+        grads = [Grad(value, args[i]) for i in indexes]
+        grad = grads[0] if not isinstance(picked, list) else Marker("tuple", grads)
+        if kind == "value_and_grad":
+            return Marker("tuple", [value, grad])
+        if kind == "grad_and_value":
+            return Marker("tuple", [grad, value])
+        return grad
+
+    def _applied(self, fnode: ast.expr, args: list, kwargs: dict, path: _Path) -> Any:
+        """The value of a function given to a gradient transform, called on ``args``: a lambda, a nested
+        ``def`` (with its closure), a module function or repo helper, or a method of this class."""
+        if isinstance(fnode, ast.Lambda):
+            env = dict(path.env)
+            params = [a.arg for a in [*fnode.args.posonlyargs, *fnode.args.args]]
+            if len(params) < len(args):
+                return Marker("opaque")
+            env.update(zip(params, args))
+            return self.expr(fnode.body, _Path(env))
+        if isinstance(fnode, ast.Name):
+            nested = path.env.get(f"<def {fnode.id}>")
+            if isinstance(nested, Marker) and nested.kind == "def":
+                return self._run_nested(nested.value, args, kwargs, path)
+            found = self._inline_helper(fnode.id, None, args, kwargs)
+            return found if found is not None else Marker("opaque")
+        if isinstance(fnode, ast.Attribute) and isinstance(fnode.value, ast.Name) and fnode.value.id == "self":
+            found = self._inline_helper(fnode.attr, self._class, args, kwargs)
+            return found if found is not None else Marker("opaque")
+        return Marker("opaque")
+
+    def _run_nested(self, node: ast.FunctionDef, args: list, kwargs: dict, path: _Path) -> Any:
+        if _count_statements(node) > MAX_HELPER_STATEMENTS or self._depth >= MAX_HELPER_DEPTH:
+            return Marker("opaque")
+        env = dict(path.env)
+        params = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+        if len(params) < len(args):
+            return Marker("opaque")
+        env.update(zip(params, args))
+        env.update({k: v for k, v in kwargs.items() if k in params})
+        saved = (self._model, self._statements, self._forks)
+        self._model, self._statements, self._forks = None, 0, MAX_PATHS
+        self._depth += 1
+        try:
+            paths = self._block(node.body, [_Path(env)])
+        except RecursionError:
+            return Marker("opaque")
+        finally:
+            self._model, self._statements, self._forks = saved
+            self._depth -= 1
+        for p in paths:
+            value = p.env.get("<return>")
+            if p.done and not p.dead and isinstance(value, (sp.Expr, Marker)):
+                return value
+        return Marker("opaque")
+
     def _qualified(self, func: ast.expr, path: _Path) -> str:
         """The imported name a call spells (``np.random.normal`` -> ``numpy.random.normal``), "" otherwise."""
         if isinstance(func, ast.Name):
@@ -860,6 +1073,10 @@ class Translator:
         if kind == "identity":
             return args[0] if args else Marker("opaque")
         if kind == "source":
+            if "concat" in self.structures and leaf in self.table.concatenations and args:
+                items = args[0].value if isinstance(args[0], Marker) and args[0].kind == "tuple" else [args[0]]
+                if items and all(isinstance(v, sp.Expr) for v in items):
+                    return concat(*items)  # the axis (dim=, axis=) is not compared
             return Marker("source", leaf)
         if kind in ("matmul", "transpose", "linear", "einsum") or (leaf == "dot" and numpy_like):
             return _matrix_call(kind if leaf != "dot" else "matmul", args, kwargs, permutation=leaf == "permute")
@@ -955,6 +1172,7 @@ class Translator:
                 env[pname] = sym(pname)
         for a in node.args.kwonlyargs:
             env[a.arg] = kwargs.get(a.arg, sym(a.arg))
+        depth = owner._depth
         owner._depth = self._depth + 1
         saved = (owner._model, owner._class, owner._statements, owner._forks)
         owner._model, owner._statements, owner._forks = None, 0, MAX_PATHS  # a helper is not split
@@ -965,7 +1183,7 @@ class Translator:
             return None
         finally:
             owner._model, owner._class, owner._statements, owner._forks = saved
-            owner._depth = 0 if owner is not self else self._depth
+            owner._depth = depth  # restored: an inlined helper must not use up the depth of later calls
         for p in paths:
             value = p.env.get("<return>")
             if p.done and not p.dead and isinstance(value, (sp.Expr, Marker)):
@@ -974,13 +1192,15 @@ class Translator:
 
 
 # ----------------------------------------------------------------------------------------- helpers
-def translate_source(source: str, file: str = "<string>", *, pin: dict[str, Any] | None = None) -> list[FunctionModel]:
+def translate_source(
+    source: str, file: str = "<string>", *, pin: dict[str, Any] | None = None, structures: frozenset = frozenset()
+) -> list[FunctionModel]:
     """All functions of a source string (for tests and single files); never executes anything."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    return Translator(tree, file, source, pin=pin).all_functions()
+    return Translator(tree, file, source, pin=pin, structures=structures).all_functions()
 
 
 def _walk_functions(tree: ast.Module):

@@ -31,6 +31,7 @@ from sympy.core.function import AppliedUndef
 
 from verifier.analysis.code_sympy import MATMUL, REDUCTIONS, TRANSPOSE, api_table, expr_nodes, matmul, transpose
 from verifier.symbolic.core import has_matrix_ops, is_matrix_op
+from verifier.symbolic.latex import Grad
 
 SAMPLES = 40
 VECTOR_LEN = 4
@@ -251,6 +252,8 @@ def _ev_inner(e: sp.Basic, env, ops, memo):
         return out
     if isinstance(e, sp.Not):
         return np.logical_not(_ev(args[0], env, ops, memo))
+    if isinstance(e, Grad):
+        return _ev(args[0], env, ops, memo) * _opaque_apply("grad-wrt", [_ev(args[1], env, ops, memo)], ops)
     if isinstance(e, AppliedUndef):
         name = e.func.__name__
         if e.func is MATMUL:
@@ -266,16 +269,22 @@ def _ev_inner(e: sp.Basic, env, ops, memo):
         if name == "pick":
             v = _broadcast_vec(_ev(args[0], env, ops, memo))
             return v[..., :1]
-        vals = [_ev(a, env, ops, memo) for a in args]
-        coeffs = _opaque_coeffs(name, len(vals))
-        out = 0
-        for (a, b, c), v in zip(coeffs, vals):
-            scale = ops.const(sp.Rational(str(round(float(a), 6))))
-            shift = ops.const(sp.Rational(str(round(float(b), 6))))
-            weight = ops.const(sp.Rational(str(round(float(c), 6))))
-            out = out + weight * ops.sin(scale * v + shift) + v * scale / 3
-        return out
+        return _opaque_apply(name, [_ev(a, env, ops, memo) for a in args], ops)
     raise _Unsupported(type(e).__name__)
+
+
+def _opaque_apply(name: str, vals: list, ops) -> Any:
+    """An opaque function's value: fixed (seeded by name and arity), smooth and not linear in its arguments.
+    A gradient ``Grad(f, x)`` is ``f`` times the one of its variable (``grad-wrt``): the same gradient agrees on
+    both sides, and a different variable, factor or function does not."""
+    coeffs = _opaque_coeffs(name, len(vals))
+    out = 0
+    for (a, b, c), v in zip(coeffs, vals):
+        scale = ops.const(sp.Rational(str(round(float(a), 6))))
+        shift = ops.const(sp.Rational(str(round(float(b), 6))))
+        weight = ops.const(sp.Rational(str(round(float(c), 6))))
+        out = out + weight * ops.sin(scale * v + shift) + v * scale / 3
+    return out
 
 
 def _matprod(x, y):
@@ -1230,7 +1239,10 @@ def _synonym_index() -> dict[str, str]:
 _SYN: dict[str, str] | None = None
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def canonical(name: str) -> _Canon:
+    """A name's meaning tokens (``lr`` and ``learning_rate`` share one); pure, so cached: a formula check
+    scores every candidate function's names against the claim's words, and a spec holds dozens of formulas."""
     global _SYN
     if _SYN is None:
         _SYN = _synonym_index()

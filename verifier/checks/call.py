@@ -158,18 +158,31 @@ def find_substitute_sites(ctx: Context, modules: ModuleMap, target: str, scope: 
     head, _, leaf = target.rpartition(".")
     wanted = normalise_text(leaf)
     code = []
-    for site in ctx.index.all_calls():
-        site_leaf = site.callee.rsplit(".", 1)[-1]
-        if subs.relation(wanted, normalise_text(site_leaf)) != "substitute":
+    for site_leaf, sites in _calls_by_normalised_leaf(ctx).items():
+        if subs.relation(wanted, site_leaf) != "substitute":
             continue
-        resolved = resolve_callee(modules, site)
-        same_namespace = f"{resolved.rpartition('.')[0]}.{leaf}".lstrip(".")
-        if head and not target_matches(target, site, same_namespace, modules):
-            continue
-        role = ctx.index.files[site.span.file].role
-        if role not in EXCLUDED_ROLES and in_scope(ctx, site, scope):
-            code.append((site, resolved))
-    return sorted(code, key=lambda p: _loc(p[0]))
+        for position, site in sites:
+            resolved = resolve_callee(modules, site)
+            same_namespace = f"{resolved.rpartition('.')[0]}.{leaf}".lstrip(".")
+            if head and not target_matches(target, site, same_namespace, modules):
+                continue
+            role = ctx.index.files[site.span.file].role
+            if role not in EXCLUDED_ROLES and in_scope(ctx, site, scope):
+                code.append((position, site, resolved))
+    return [(site, resolved) for _, site, resolved in sorted(code, key=lambda p: (_loc(p[1]), p[0]))]
+
+
+def _calls_by_normalised_leaf(ctx: Context) -> dict[str, list[tuple[int, CallSite]]]:
+    """Every call site under its normalised leaf name, with its place in the index's order: a spec with many
+    call checks asks the substitutes table once per distinct name, not once per call site and check."""
+
+    def build() -> dict[str, list[tuple[int, CallSite]]]:
+        out: dict[str, list[tuple[int, CallSite]]] = {}
+        for position, site in enumerate(ctx.index.all_calls()):
+            out.setdefault(normalise_text(site.callee.rsplit(".", 1)[-1]), []).append((position, site))
+        return out
+
+    return ctx.memo("call.sites-by-normalised-leaf", build)
 
 
 def resolve_callee(modules: ModuleMap, site: CallSite) -> str:

@@ -9,6 +9,7 @@ decides equivalence (numeric screen, high-precision confirmation, proof under a 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -19,6 +20,7 @@ from sympy.core.function import AppliedUndef
 
 from verifier.analysis.code_sympy import (
     MATMUL,
+    api_table,
     REDUCTIONS,
     UNKNOWN,
     Candidate,
@@ -42,6 +44,11 @@ from verifier.analysis.equivalence import (
 )
 from verifier.symbolic.latex import (
     Formula,
+    Grad,
+    gradients_in,
+    is_concat,
+    is_slice,
+    structures_in,
     FormulaSyntaxError,
     FormulaTooLarge,
     parse_formula,
@@ -81,9 +88,10 @@ def check_formula(check: FormulaCheck, ctx: Context) -> CheckResult:
 class RepoFormulas:
     """Translated functions of the repo, file by file on demand; shared by every formula check of a run."""
 
-    def __init__(self, ctx: Context, pin: dict[str, Any]):
+    def __init__(self, ctx: Context, pin: dict[str, Any], structures: frozenset = frozenset()):
         self.index = ctx.index
         self.pin = pin
+        self.structures = structures  # "concat" / "slice": kept as objects only for formulas that have them
         self.effective = _effective_values(ctx)
         self._translators: dict[str, Translator | None] = {}
         self._models: dict[str, list[FunctionModel]] = {}
@@ -97,7 +105,8 @@ class RepoFormulas:
                 None
                 if tree is None
                 else Translator(
-                    tree, path, self.index.source(path), pin=self.pin, helper=self._helper, effective=self.effective
+                    tree, path, self.index.source(path), pin=self.pin, helper=self._helper, effective=self.effective,
+                    structures=self.structures,
                 )
             )
         return self._translators[path]
@@ -170,7 +179,14 @@ def _effective_values(ctx: Context):
     except ImportError:  # pragma: no cover - the resolver ships with the tool
         return None
 
+    known: dict[str, Any] = ctx.memo("formula.config-lookups", dict)  # a branch's setting, once per run
+
     def lookup(name: str) -> Any:
+        if name not in known:
+            known[name] = _config_value(name)
+        return known[name]
+
+    def _config_value(name: str) -> Any:
         resolver = ctx.memo("analysis.values.resolver", lambda: ValueResolver(ctx.index, ctx.aliases))
         res = resolver.resolve([name])
         top = [c for c in res.top if c.resolved]
@@ -185,9 +201,20 @@ def _effective_values(ctx: Context):
     return lookup
 
 
-def _repo(ctx: Context, pin: dict[str, Any]) -> RepoFormulas:
-    key = "formula.repo:" + repr(sorted((str(k), repr(v)) for k, v in pin.items()))
-    return ctx.memo(key, lambda: RepoFormulas(ctx, pin))
+def _repo(ctx: Context, pin: dict[str, Any], structures: frozenset = frozenset()) -> RepoFormulas:
+    key = "formula.repo:" + repr(sorted((str(k), repr(v)) for k, v in pin.items())) + repr(sorted(structures))
+    return ctx.memo(key, lambda: RepoFormulas(ctx, pin, structures))
+
+
+def _structure_kinds(expr: sp.Basic) -> frozenset:
+    """Which of concatenation and slicing the paper side uses: the code keeps those as objects too."""
+    kinds = set()
+    for n in sp.preorder_traversal(expr):
+        if is_concat(n):
+            kinds.add("concat")
+        elif is_slice(n):
+            kinds.add("slice")
+    return frozenset(kinds)
 
 
 def _measure(check: FormulaCheck, formula: Formula) -> tuple:
@@ -210,7 +237,9 @@ def _compared(expr: sp.Expr, keep: bool, measure: tuple, spacings: frozenset = f
 def profile(expr: sp.Basic) -> frozenset[str]:
     kinds = set()
     for node in sp.preorder_traversal(expr):
-        if isinstance(node, sp.exp):
+        if isinstance(node, Grad):
+            kinds.add("grad")
+        elif isinstance(node, sp.exp):
             kinds.add("exp")
         elif isinstance(node, sp.log):
             kinds.add("log")
@@ -262,12 +291,16 @@ class Ranked:
 # ----------------------------------------------------------------------------------------- the check
 def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     pin = {**ctx.pin, **check.pin}
-    repo = _repo(ctx, pin)
     keep = check.reduction == "keep"
     measure = _measure(check, formula)
     paper = formula.expr if keep else strip_reductions(formula.expr, formula.sum_bounds)
     if not paper.free_symbols:
         return CheckResult.errored(KIND, "the formula has no symbols to match against code")
+    structures = _structure_kinds(paper)
+    repo = _repo(ctx, pin, structures)
+    update_name, strict = _update_name(check, formula, ctx)
+    update = next((s for s in paper.free_symbols if s.name == update_name), None)
+    strict = strict and update is not None  # θ ← ...: only an update decides; θ_{t+1} = ...: updates first
     words = _claim_words(ctx, formula, check)
     files = _files(ctx, check.scope, paper, words, tuple(check.symbols.values()))
     ranked: list[Ranked] = []
@@ -276,6 +309,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     spec_names = {_leaf_of(str(v)) for v in check.symbols.values()} - {""}
     p_syms = len(paper.free_symbols)
     dropped: list[tuple[str, int, str, str, str]] = []  # values an analysis bound kept out of the ranking
+    best_fit = 0.0  # how well the best-named update in scope fits the rule's variable (θ -> p, m -> exp_avg)
     for path in files:
         facts = ctx.index.files[path]
         stub_defs = {d.qualname: d for d in facts.definitions if d.stub}
@@ -288,12 +322,27 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
             dropped.extend((model.file, line, target, bound, model.qualname) for line, target, bound in model.dropped)
             for cand, expr, shape, names in repo.prepared(model, keep, measure):
                 score = _shape_similarity(p_profile, shape, p_syms, len(names))
+                if update is not None:
+                    is_update = _old_value(model, cand) is not None
+                    if strict and cand.target != "return" and not is_update:
+                        continue  # an update rule is a new value of the variable (or a step's result), from its old one
+                    fit = similarity(update.name, _target_leaf(cand.target))
+                    if is_update:
+                        best_fit = max(best_fit, fit)
+                    score += 0.2 * fit
                 score += 0.15 * max(_name_score(cand.target, words), _name_score(model.qualname.rsplit(".", 1)[-1], words))
                 if spec_names:
                     present = names | {k.rsplit(".", 1)[-1] for k in model.named}
                     score += 0.3 * len(spec_names & present) / len(spec_names)
                 ranked.append(Ranked(score, cand, expr, model))
     ranked.sort(key=lambda r: (-r.score, r.cand.file, r.cand.line, r.cand.target, r.cand.path))
+    if not ranked and strict:
+        return _bounded(dropped, ctx) or _no_update(update, formula)
+    if not ranked and structures:
+        # a stack, a reshape or a library call may build the same tensor with no expression to read
+        return _bounded(dropped, ctx) or CheckResult.unverified(
+            KIND, "no value in scope could be read to compare with the formula's concatenation or slice."
+        )
     if not ranked:
         return _bounded(dropped, ctx) or _no_candidate(check, stubs, ctx, "no computed expression in scope")
     timeout = float(getattr(ctx.options, "formula_timeout", 5.0))
@@ -301,16 +350,35 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     results: list[tuple[Ranked, MatchResult]] = []
     paper = _matrix_reading(paper, formula, [r.expr for r in ranked])
     noises = _noise_symbols(check, paper)
+    pinned: set[int] = set()  # candidates that update the rule's variable, which is pinned to its old value
     for r in _diverse(ranked, TOP_CANDIDATES):
         targets, fixed = _targets_for(r, repo, check, formula)
+        options: list[tuple[sp.Expr, dict]] = [(paper, {})]
+        old = _old_value(r.model, r.cand) if update is not None else None
+        if old is not None:
+            if update in fixed and fixed[update].expr != old:
+                continue  # the spec names another variable than the one this assignment updates
+            # the X on the right: the variable's value before this assignment
+            fixed = {**fixed, update: Target(old.name if isinstance(old, sp.Symbol) else r.cand.target, old)}
+            pinned.add(id(r))
+        if update is not None and (old is not None or strict):
+            options = _gradient_options(paper, update, r)
+            # the step's settings (lr, weight_decay), used or not: a dropped term's coefficient is still there
+            shown = {t.name for t in targets} | {n.func.__name__ for n in sp.preorder_traversal(r.expr) if isinstance(n, AppliedUndef)}
+            targets = targets + [Target(n, sym(n)) for n in r.model.params if n not in shown]
         res = None
-        for drawn in _noise_mappings(noises, r):
-            res = match(
-                paper, r.expr, targets, {**drawn, **fixed},  # the spec's symbols: first
-                positive=_positive_code(positive, fixed), sign=check.sign, timeout=timeout, proof_budget=min(PROOF_BUDGET, timeout),
-                scope_names=tuple(sorted(set(r.model.params) | {k for k in r.model.named if "@" not in k})),
-                matrices=formula.matrices, inputs=frozenset(r.model.params),
-            )
+        for variant, known in options:
+            for drawn in _noise_mappings(noises, r):
+                got = match(
+                    variant, r.expr, targets, {**drawn, **known, **fixed},  # the spec's symbols: first
+                    positive=_positive_code(positive, fixed), sign=check.sign, timeout=timeout, proof_budget=min(PROOF_BUDGET, timeout),
+                    scope_names=tuple(sorted(set(r.model.params) | {k for k in r.model.named if "@" not in k})),
+                    matrices=formula.matrices, inputs=frozenset(r.model.params),
+                )
+                if res is None or got.decision.equivalent:
+                    res = got
+                if got.decision.equivalent:
+                    break
             if res.decision.equivalent:
                 break
         if res.decision.equivalent and not res.name_inconsistent:
@@ -337,6 +405,16 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
         and _post_score(r, res) >= 0.5
         and _mapped_by_names(res, lenient=bool(check.scope or check.symbols) or _named_like_claim(r, words))
     ]
+    paper_grads = bool(gradients_in(paper))
+    if paper_grads:
+        # a value with no gradient in it (a hand-derived closed form, an unrelated loss) cannot contradict
+        # a formula that takes one: only a gradient the code computes decides (in an update rule, also the
+        # gradient an optimizer reads, `p.grad`, `grads`)
+        strong = [(r, res) for r, res in strong if gradients_in(r.expr) or (id(r) in pinned and _gradient_leaves(r.expr))]
+    if structures:
+        # a value that concatenates or slices otherwise (no cat, another layout: `V[:, :r]ᵀ` against `Vh[:r]`)
+        # cannot contradict the paper's: only the same layout with other operands, order or bounds does
+        strong = [(r, res) for r, res in strong if structures_in(r.expr) == structures_in(paper)]
     strong.sort(key=lambda rr: -_post_score(*rr))
     if suspects:
         r, res = suspects[0]
@@ -345,6 +423,20 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
             f"{_where(r)} equals the formula only under a mapping that contradicts the names "
             f"({'; '.join(res.name_inconsistent)}); confirm it with `symbols:`.",
             [_evidence(r, res, "expression")],
+            **_details(r, res, formula),
+        )
+    if pinned:
+        # another update, or another value of the function, fits the rule's variable by name clearly better
+        # (m -> exp_avg while this updates exp_avg_sq): a different rule for a different variable, not a drift
+        strong = [(r, res) for r, res in strong if id(r) not in pinned or not _better_named(update, r, best_fit)]
+    if strong and id(strong[0][0]) in pinned and (library := _library_optimizer(ctx)) is not None:
+        r, res = strong[0]
+        qualname, file, line = library
+        return CheckResult.unverified(
+            KIND,
+            f"{_where(r)} updates `{r.cand.target}` otherwise than the rule, but the repo also builds {qualname} "
+            f"({file}:{line}), which may apply the rule in its step(): that is the `call` check's to decide.",
+            [_evidence(r, res, "expression"), Evidence(file, line, line, _short_line(ctx, file, line), "call", qualname)],
             **_details(r, res, formula),
         )
     if strong:
@@ -384,8 +476,155 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
             **_details(r, res, formula),
         )
     relevant = [d for d in dropped if check.scope or max(_name_score(d[2], words), _name_score(d[4], words)) > 0]
+    if strict or structures:
+        return _bounded(relevant, ctx) or _undecided_structure(ranked[0], results, update, structures)
+    if paper_grads:
+        return _bounded(relevant, ctx) or _gradient_unverified(ranked, repo, files, check)
     return _bounded(relevant, ctx) or _no_candidate(
         check, stubs, ctx, f"closest is {_where(ranked[0])}", ranked[0], results
+    )
+
+
+# ----------------------------------------------------------------------------------------- update rules
+_NEW_AFFIX = re.compile(r"^(?:new|next|updated)_|_(?:new|next|updated|tp1|out)$")
+_OLD_AFFIX = re.compile(r"^(?:old|prev|last)_|_(?:old|prev|tm1|t)$")
+# the gradient an optimizer step reads: `p.grad` (a leaf `grad`), `grads`, `g`, `d_p`, `grad_w`
+_GRADIENT_LEAF = re.compile(r"(?:^|_)(?:grad|grads|gradient|gradients|g|dp|d_p)(?:$|_|\d)|^g\d*$", re.IGNORECASE)
+MAX_GRADIENT_LEAVES = 3
+
+
+def _update_name(check: FormulaCheck, formula: Formula, ctx: Context) -> tuple[str | None, bool]:
+    """The paper symbol the formula gives a new value: from `expect: "θ <- ..."` / a LaTeX left arrow, or, for a
+    check compiled from a claim (its `expect` the rule's right side), from the claim's own ``θ ← ...``."""
+    if formula.update or not check.expect or ctx.sau is None or ctx.sau.check is not None or ctx.sau.checks:
+        return formula.update, formula.update_arrow
+    from verifier.compiler.formulas import update_in_claim
+
+    return update_in_claim(ctx.sau.claim, check.expect)
+
+
+def _target_leaf(target: str) -> str:
+    m = re.search(r"\[['\"](\w+)['\"]\]$", target)
+    return m.group(1) if m else target.rsplit(".", 1)[-1]
+
+
+def _old_value(model: FunctionModel, cand: Candidate) -> sp.Expr | None:
+    """The value the candidate's variable had before this assignment, when the assignment computes from it
+    (``p -= lr * p.grad``, ``m.mul_(b).add_(g)``, ``params = tree_map(..., params, grads)``, ``w_new = w - ...``);
+    None for a value that is not an update of a variable."""
+    expr_syms = cand.expr.free_symbols
+    earlier = [
+        expr for line, path, expr in model.named.get(cand.target, [])
+        if line < cand.line and (not path or cand.path.startswith(path)) and isinstance(expr, sp.Expr)
+    ]  # the variable's latest value before this statement (as _named_before, for one name)
+    if earlier:
+        old = earlier[-1]
+        if old.free_symbols and old.free_symbols <= expr_syms and old != cand.expr:
+            return old
+    leaf = re.sub(r"\W+", "_", _target_leaf(cand.target)).strip("_")
+    stems = {leaf, _NEW_AFFIX.sub("", leaf)}
+    found = sorted(
+        (s for s in expr_syms if s.name.split("__")[0] in stems or _OLD_AFFIX.sub("", s.name.split("__")[0]) in stems - {leaf}),
+        key=lambda s: s.name,
+    )
+    if len(found) != 1 or cand.expr == found[0]:
+        return None
+    return found[0]
+
+
+def _better_named(update: sp.Symbol, r: Ranked, best_fit: float) -> bool:
+    """Some update in scope (``best_fit``) or some name of the candidate's function fits the rule's variable
+    clearly better than the variable this candidate updates."""
+    own = similarity(update.name, _target_leaf(r.cand.target))
+    names = {_target_leaf(k) for k in r.model.named if "@" not in k} | set(r.model.params)
+    best = max([best_fit, *(similarity(update.name, n) for n in sorted(names))])
+    return best >= 0.5 and best > own + 0.2
+
+
+def _gradient_leaves(expr: sp.Expr) -> list[sp.Symbol]:
+    return sorted((s for s in expr.free_symbols if _GRADIENT_LEAF.search(s.name.split("__")[0])), key=lambda s: s.name)
+
+
+def _gradient_options(paper: sp.Expr, update: sp.Symbol, r: Ranked) -> list[tuple[sp.Expr, dict]]:
+    """An update rule's ``∇_θ L`` is, in an optimizer step, the gradient the step reads (``p.grad`` after a
+    backward elsewhere, the ``grads`` given to it): the paper's gradient w.r.t. the updated symbol may stand
+    for such a leaf of the candidate; the gradient computed in place (``jax.grad``, a backward here) is
+    compared as it is (the last option)."""
+    grads = sorted({g for g in gradients_in(paper) if g.args[1] == update}, key=sp.default_sort_key)
+    if len(grads) != 1:
+        return [(paper, {})]
+    stand_in = sym(f"grad_{update.name}")
+    variant = paper.xreplace({grads[0]: stand_in})
+    options = [(variant, {stand_in: Target(leaf.name, leaf)}) for leaf in _gradient_leaves(r.expr)[:MAX_GRADIENT_LEAVES]]
+    return options + [(paper, {})]
+
+
+def _library_optimizer(ctx: Context) -> tuple[str, str, int] | None:
+    """The first library optimizer the repo builds (``torch.optim.SGD(...)``, ``optax.adam(...)``), if any;
+    learning-rate schedules are not optimizers."""
+    prefixes = api_table().library_optimizers
+    for path in sorted(ctx.index.files):
+        for call in ctx.index.files[path].calls:
+            name = call.qualname
+            if name.startswith(prefixes) and "schedul" not in name.lower() and not name.endswith(".Optimizer"):
+                return name, call.span.file, call.span.line
+    return None
+
+
+def _no_update(update: sp.Symbol, formula: Formula) -> CheckResult:
+    return CheckResult.unverified(
+        KIND,
+        f"no assignment in scope gives `{update}` a new value computed from its old one ({_show(formula.expr, 80)}); "
+        "a library optimizer (torch.optim, optax) may apply the rule, which the `call` check decides, not this one.",
+    )
+
+
+def _undecided_structure(best: Ranked, results, update: sp.Symbol | None, structures: frozenset) -> CheckResult:
+    """An update rule or a concatenation / slice that no candidate decides: `unverified`, never `missing` (a
+    library optimizer, `torch.svd_lowrank(W, q=r)` returning the truncated factors or a reshape in place of
+    a concatenation implement the claim with no such expression)."""
+    res = next((m for rr, m in results if rr is best), None)
+    if structures:
+        what = " and ".join(("a concatenation" if k == "concat" else "a slice") for k in sorted(structures))
+        why = f"no value in scope has {what} of the formula's layout that decides it"
+    else:
+        why = (f"no update of `{update}` in scope decides the rule (a library optimizer such as torch.optim or optax "
+               "may apply it: the `call` check decides that)")
+    return CheckResult.unverified(KIND, f"{why}; closest is {_where(best)}.", [_evidence(best, res, "missing-near")])
+
+
+def _gradient_unverified(ranked: list[Ranked], repo: RepoFormulas, files: list[str], check: FormulaCheck) -> CheckResult:
+    """The formula takes a gradient and no gradient the translator read decides it: `unverified`, naming a
+    gradient it could not read (a ``x.grad`` with no ``backward()`` in its function, an unknown autodiff
+    call) or the closest gradient it compared."""
+    unresolved = sorted(
+        (model.file, line, model.qualname, why)
+        for path in files
+        for model in repo.models(path)
+        if _qual_in_scope(model.qualname, check.scope)
+        for line, why in model.unresolved_gradients
+    )
+    if unresolved:
+        file, line, qualname, why = unresolved[0]
+        more = f" (and {len(unresolved) - 1} more)" if len(unresolved) > 1 else ""
+        return CheckResult.unverified(
+            KIND,
+            f"the formula takes a gradient, and the gradient in {qualname} ({file}:{line}) cannot be read: {why}{more}.",
+            [Evidence(file, line, line, why, "expression", qualname)],
+        )
+    with_grad = [r for r in ranked if gradients_in(r.expr)]
+    if with_grad:
+        r = with_grad[0]
+        return CheckResult.unverified(
+            KIND,
+            f"the formula takes a gradient; the closest gradient the code computes, {_where(r)}, was not decided "
+            "against it (its symbols could not be mapped by name).",
+            [_evidence(r, None, "expression")],
+        )
+    return CheckResult.unverified(
+        KIND,
+        "the formula takes a gradient, and no gradient computed in scope could be read (autograd, backward, "
+        "jax.grad); a closed form derived by hand is not compared with it.",
     )
 
 
@@ -518,6 +757,19 @@ def _targets_for(r: Ranked, repo: RepoFormulas, check: FormulaCheck, formula: Fo
     # a name's latest value wins over the leaf of the same name (its value before the update)
     for name, expr in sorted(named.items()):
         targets[name] = Target(name, expr)
+    for grad in sorted(set(gradients_in(r.expr)), key=sp.default_sort_key):
+        # what a gradient is of (the loss inside jax.grad, an inlined model call) and the gradient itself
+        # (the paper's `g` of `θ - η g`) are values the paper may name
+        f = grad.args[0]
+        inner = f.args[0] if isinstance(f, AppliedUndef) and f.func.__name__ in REDUCTIONS and f.args else None
+        applied = sorted(
+            (n for n in sp.preorder_traversal(f) if isinstance(n, AppliedUndef) and n.func.__name__ not in REDUCTIONS
+             and n.func.__name__ != "pick" and not is_matrix_op(n)),
+            key=sp.default_sort_key,
+        )  # a model or density applied inside it: the paper's D(x̂), p(x)
+        for value in (f, inner, grad, *applied):
+            if isinstance(value, sp.Expr) and not value.is_Symbol:
+                targets.setdefault(_show(value, 60), Target(_show(value, 60), value))
     shown = {t.expr.name for t in targets.values() if isinstance(t.expr, sp.Symbol)}
     for s in sorted(r.expr.free_symbols, key=lambda x: x.name):
         if s.name not in shown:
@@ -642,7 +894,8 @@ def _paper_symbol(key: str) -> sp.Symbol | None:
     try:
         expr = parse_latex(text).expr if "\\" in text else parse_sympy(text).expr
     except FormulaSyntaxError:
-        return sym(re.sub(r"\W+", "_", text).strip("_") or "x")
+        name = re.sub(r"\W+", "_", text).strip("_") or "x"
+        return sym(f"{name}_" if name == "lambda" else name)  # `lambda`: the parsers spell λ `lambda_`
     return expr if isinstance(expr, sp.Symbol) else None
 
 
@@ -732,7 +985,10 @@ def _claim_words(ctx: Context, formula: Formula, check: FormulaCheck) -> str:
     return " ".join(parts)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _name_score(name: str, words: str) -> float:
+    """The share of a code name's meaning tokens the claim's words contain (cached: every candidate of every
+    formula check of a spec is scored against the same few claims)."""
     if not words.strip():
         return 0.0
     tokens = canonical(name).tokens

@@ -9,6 +9,7 @@ fragments it covers count as typed. Deterministic: the same text always compiles
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import re
@@ -307,6 +308,7 @@ class _Builder:
     previous_name: str | None = None  # the name the previous fragment of the sentence gave its value
     baselines: frozenset[str] = frozenset()  # lower-cased names the claim compares against (not API calls)
     api_notes: list[str] = field(default_factory=list)  # why an API the fragment names is not a call check
+    shape_symbols: dict[str, str] = field(default_factory=dict)  # "P ∈ ℝ^{l×D}": l is the prompt length
 
     def _written_as_code(self, name: str) -> bool:
         """"AdamW, batch_size=64" under an "... Evaluation" heading: an identifier the fragment assigns is the
@@ -336,6 +338,8 @@ class _Builder:
             spans = [f"{check.name}{suffix}" for suffix in _INTERVAL_SUFFIXES]
             names = [n for n in [*(check.names or []), *spans] if n != check.name]
             check = ValueCheck(name=check.name, names=list(dict.fromkeys(names)), expect=check.expect)
+        if isinstance(check, ValueCheck) and check.name in self.shape_symbols and check.name not in self.aliases:
+            check = check.model_copy(update={"name": self.shape_symbols[check.name], "names": None})
         if isinstance(check, ValueCheck) and check.name not in self.aliases:
             around = self.fragment if self._written_as_code(check.name) else f"{self.label} {self.fragment}"
             name = terms.name_in_context(check.name, around, self.claim)
@@ -648,10 +652,54 @@ def _ends_a_number_list(b: _Builder) -> bool:
 _DERIVED_KEY = re.compile(r"(?<![\w.])(?=[\w]*\d)\w+\s*[+*/]\s*\w+\s*$")  # "yielding 2S+2=82", "2N+1 = 129"
 
 
+DERIVED_COUNT = "derived count"
+
+
+def _derived_holds(expression: str, stated: str, claim: str) -> str:
+    """"S=40 segments ... yielding 2S+2=82": the count is the claim's own arithmetic on a setting it states (and
+    the value check of S decides the repo); when the arithmetic holds, what it holds by, else ""."""
+    value = re.match(r"\s*(\d+(?:\.\d+)?)(?![\w.])", stated)
+    symbols = sorted(set(re.findall(r"[A-Za-z]\w*", expression)))
+    if value is None or not symbols or len(expression) > 40:
+        return ""
+    given = {}
+    for symbol in symbols:
+        found = {m.group(1) for m in re.finditer(rf"(?<![\w.]){re.escape(symbol)}\s*=\s*(\d+(?:\.\d+)?)(?![\w.])", claim)}
+        if len(found) != 1:
+            return ""
+        given[symbol] = float(found.pop())
+    product = re.sub(r"(?<=\d)\s*(?=[A-Za-z])", "*", expression)
+    try:
+        total = _arithmetic(ast.parse(product.strip(), mode="eval").body, given)
+    except (SyntaxError, ArithmeticError, KeyError, ValueError):
+        return ""
+    if abs(total - float(value.group(1))) > 1e-9 * max(1.0, abs(total)):
+        return ""
+    settings = ", ".join(f"{k} = {v:g}" for k, v in given.items())
+    return f"{expression.strip()} = {value.group(1)} follows from {settings}, which its value check decides"
+
+
+_OPERATORS = {ast.Add: float.__add__, ast.Sub: float.__sub__, ast.Mult: float.__mul__, ast.Div: float.__truediv__}
+
+
+def _arithmetic(node: ast.AST, given: dict[str, float]) -> float:
+    """The value of a claim's ``2*S + 2``: numbers, the claim's symbols, + - * / (nothing is evaluated as code)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.Name):
+        return given[node.id]
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_arithmetic(node.left, given), _arithmetic(node.right, given))
+    raise ValueError("not arithmetic")
+
+
 def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool = True) -> tuple[list[int], str]:
     """``lr=1e-4`` / ``S_x=S_y=64`` / ``r ∈ {8, 16}`` / ``alpha in [0.1, 1.0]``: value checks, or why not."""
     match = _ASSIGN_RE.match(body) or _RANGE_KEY_RE.match(body) or _list_key(body)
-    if match and _DERIVED_KEY.search(match.group("keys")):
+    if match and (derived := _DERIVED_KEY.search(match.group("keys"))):
+        held = _derived_holds(derived.group(0), match.group("val"), b.claim)
+        if held:
+            return [], f"{DERIVED_COUNT}: {held}"
         return [], "a derived count (an expression = its value): it follows from the settings, no code sets it"
     if not match:
         written = _PAREN_TAIL.sub("", body).strip()
@@ -1433,7 +1481,7 @@ def _api_checks(text: str, b: _Builder) -> list[int]:
     named = [h for h in hits if not any(text[h.start : h.end].lower() in name for name in b.baselines)]
     kept = []
     for h in named:
-        why = mentions.not_a_call(text, h)
+        why = mentions.not_a_call(text, h, b.claim)
         if why is None:
             kept.append(h)
         elif why:
@@ -1836,6 +1884,8 @@ def _fragment(
     if not made and not formulas_only:
         sampled, masked = _distribution_checks(masked, b)
         made, reason = _compile_assignment(masked, b, label_text, own_label=label_text != claim_label or body != text.strip())
+        if reason.startswith(f"{DERIVED_COUNT}:") and not made:
+            return Fragment(text, "context", reason)
         statistics = dimension == Dimension.numerical and _STATISTICS_LABEL.search(label_text or "")
         if not made and statistics and not re.search(r"=", masked):
             return Fragment(text, "context", "dataset statistic: a property of the data, not set by code")
@@ -2018,7 +2068,7 @@ def _compile_cached(
     if not text:
         out.leftover.append("(empty claim): nothing to compile")
         return out
-    b = _Builder(aliases, claim=text)
+    b = _Builder(aliases, claim=text, shape_symbols=shapes.value_names(text))
     head = _LABEL_RE.match(text)
     claim_label = head.group("label") if head else ""
     b.label = (protocol_claims.heading_label(text) if sau.dimension == Dimension.protocol else None) or claim_label

@@ -7,8 +7,9 @@ check's semantics (``E_{x}[...]`` a mean, ``‖x‖²₂`` a squared norm, ``Σ_
 ``(1/n) Σ_{i=1}^{n}`` a mean, ``⊙`` the elementwise product, ``√x``, ``s B A`` the scalar s times the matrix
 product ``matmul(B, A)``, ``Kᵀ`` a transpose, ``(BᵀB)⁻¹`` the matrix inverse ``inv``, an integral over the domain that is a term of its own a mean of
 its integrand, ``β KL(q || p)`` the named quantity ``KL``, ``log p(x)`` the log of ``p(x)``); a running
-product ``ᾱ_k = ∏_{i=1}^{k} α_i`` is the library's ``cumprod`` (a ``call`` check). Notation with no such
-reading (∇, other products, a scalar's ^-1, mode-n products, one capital applied to a vector with no sign it is a
+product ``ᾱ_k = ∏_{i=1}^{k} α_i`` is the library's ``cumprod`` (a ``call`` check); ``∇_x f``, ``∂f/∂x``,
+``grad_x f`` the check's one gradient object ``grad(f, x)``. Notation with no such reading (∇ with no
+variable, second derivatives, other products, a scalar's ^-1, mode-n products, one capital applied to a vector with no sign it is a
 matrix, set membership, sampling ``~``) is reported with the reason instead of being guessed.
 """
 
@@ -29,7 +30,6 @@ _UNTRANSLATABLE = {
     "∇": "a gradient (∇)",
     "∂": "a partial derivative (∂)",
     "∈": "set membership (∈)",
-    "←": "an update rule (←)",
     "≈": "an approximation (≈)",
     "∫": "an integral",
     "integral": "an integral",
@@ -58,7 +58,7 @@ _KNOWN_FUNCS = {
     "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "gelu", "softmax", "log_softmax", "logsigmoid", "softplus",
     "min", "max", "clip", "clamp", "abs", "sin", "cos", "mean", "sum", "norm", "sign", "ceil", "floor", "erf",
     "e", "var", "sinh", "cosh", "minimum", "maximum", "where", "softmax", "sigma", "phi", "ln", "tr", "diag",
-    "transpose", "matmul", "inv",
+    "transpose", "matmul", "inv", "grad", "concat",
 }  # fmt: skip
 # an opaque function applied to plain arguments ("epsilon_theta(x, empty)"): a known function is not one
 # "logvar", "logits", "logprob": the names code gives a log-quantity, symbols of a formula rather than prose
@@ -82,6 +82,8 @@ class FormulaFind:
     call: str = ""  # the library operation the formula names when it has no elementwise reading ("cumprod")
     integral: tuple[str, ...] = ()  # the differentials of the integrals translated to means ("dx", "dt dx")
     assume: tuple[tuple[str, str], ...] = ()  # the check's `assume:` (a Gaussian draw's noise: standard_normal)
+    update: str = ""  # the symbol an update rule gives a new value (θ of θ ← θ − η g); the check's `expect` is its right side
+    update_arrow: bool = False  # the rule is written with an arrow (θ ← ...): an assignment, not an equation
 
 
 _SHORT_SYMBOL = r"[A-Za-zα-ωΑ-Ω](?:_\{[^{}\s]*\}|_[A-Za-z0-9]+|\^\{?[A-Za-z]\}?)*'?(?![\w{])"
@@ -101,10 +103,86 @@ def looks_like_formula(text: str) -> bool:
     bare = re.sub(r"\s*\([^()]*\)\s*$", "", rhs)
     if not rhs or rhs.startswith("=") or parse_value(rhs) is not None or parse_value(bare) is not None:
         return False
-    operators = len(re.findall(r"[+\-*/^·×−√⊙‖Σ∑∏∫ᵀ⊤]|\b(?:exp|log|sqrt|sigmoid|tanh|softmax|min|max|clip)\s*\(|\b(?:prod|sum)_", rhs))
+    operators = len(re.findall(r"[+\-*/^·×−√⊙‖Σ∑∏∫ᵀ⊤∇∂]|\b(?:exp|log|sqrt|sigmoid|tanh|softmax|min|max|clip)\s*\(|\b(?:prod|sum|grad|partial)_", rhs))
     operators += len(_JUXTAPOSED_SYMBOLS.findall(rhs))  # "s B A": one-letter symbols side by side, a capital among them
+    operators += len(_SLICE_TEXT.findall(rhs)) + (1 if _math_list(rhs) else 0)  # "U[:, :r]", "[P, Z]"
     idents = re.findall(r"[A-Za-zα-ωΑ-Ω_][\w']*", ascii_symbol(rhs))
     return operators >= 1 and len(idents) >= 1 and len(lhs.strip()) <= 40
+
+
+_SLICE_TEXT = re.compile(r"(?<=[\w)\]'])\[[^\[\]]*:[^\[\]]*\]")
+_ELLIPSIS = r"(?:\.\.\.|…|⋯|\\ldots|\\cdots|\\dots)"
+_LIST_SYMBOL = re.compile(r"[A-Za-zα-ωΑ-Ω][\u0300-\u036f]?(?:_\{[^{}]*\}|_[A-Za-z0-9]+|\^\{[^{}]*\}|\^\w)*(?:\([^()]*\))?'?")
+
+
+def _math_list(rhs: str) -> bool:
+    """``[P, Z]``, ``[x_cls, x_1, ..., x_N]``: a bracket of math symbols (one letter with its indexes, a
+    capital among them, or a run with an ellipsis), not a list of settings or module names (``[q_proj, v_proj]``)."""
+    for m in re.finditer(r"(?<![\w)\]'])\[([^\[\]]*,[^\[\]]*)\]", rhs):
+        items = [i.strip() for i in m.group(1).split(",")]
+        if any(re.fullmatch(_ELLIPSIS, i) for i in items):
+            return True
+        if all(_LIST_SYMBOL.fullmatch(i) for i in items) and any(re.match(r"[A-ZΑ-Ω]", i) for i in items):
+            return True
+    return False
+
+
+def _sequence_item(item: str) -> tuple[str, str, str] | None:
+    """(base, index, application) of ``x_1``, ``x_{N}``, ``x_0^{(1)}``, ``Attn^0(Z)``; None otherwise."""
+    text = item.strip()
+    application = ""
+    call = re.search(r"\([^()]*\)$", text)
+    if call:
+        application, text = call.group(0), text[: call.start()]
+    for pattern in (r"(.+?)\^\{?\(\s*(\w+)\s*\)\}?", r"(.+?)\^\{\s*(\w+)\s*\}", r"(.+?)\^(\w+)", r"(.+)_\{\s*(\w+)\s*\}", r"(.+)_(\w+)"):
+        m = re.fullmatch(pattern, text)
+        if m and re.fullmatch(r"[A-Za-zα-ωΑ-Ω][\w'\u0300-\u036f{}^_()]*", m.group(1)):
+            return m.group(1), m.group(2), application
+    return None
+
+
+def _hide_braced_brackets(expr: str) -> str:
+    out, depth = [], 0
+    for ch in expr:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        out.append({"[": "\x02", "]": "\x03"}.get(ch, ch) if depth > 0 else ch)
+    return "".join(out)
+
+
+def _bracket_lists(expr: str) -> tuple[str, str]:
+    """``[x_cls, x_1, ..., x_N]`` -> ``concat(x_cls, x)`` (the run as its sequence, one operand), ``[P, Z]``
+    -> ``concat(P, Z)``, ``V[:, :r]`` -> ``slice_ah(V, r)`` (verifier.symbolic.latex.bracket_structures);
+    (text, reason). Index ranges inside a bracket (``[K_0^{0:P}, K_t^{P:L}]``) do not say which axis they cut:
+    refused."""
+    if "[" not in expr:
+        return expr, ""
+    from verifier.symbolic.latex import FormulaSyntaxError, bracket_structures
+
+    hidden = _hide_braced_brackets(expr)  # `W_{u,[0,T]}`: a bracket inside an index is part of the name
+    if hidden != expr:
+        out, reason = _bracket_lists(hidden)
+        return out.replace("\x02", "[").replace("\x03", "]"), reason
+
+    if re.search(r"\[[^\[\]]*\^\{[^{}]*:[^{}]*\}", expr):
+        return expr, "uses a concatenation of index ranges (which axis they cut is not stated)"
+    run = re.compile(rf"(?P<first>[^\[\],]+?)\s*,\s*{_ELLIPSIS}\s*,\s*(?P<last>[^\[\],]+?)(?=\s*[\],])")
+    for _ in range(4):
+        m = run.search(expr)
+        if not m:
+            break
+        first, last = _sequence_item(m.group("first")), _sequence_item(m.group("last"))
+        if first is None or last is None or first[0] != last[0] or first[2] != last[2] or first[1] == last[1]:
+            return expr, "uses a list with an ellipsis whose ends are not one indexed sequence"
+        expr = expr[: m.start()] + first[0] + first[2] + expr[m.end() :]
+    if re.search(_ELLIPSIS, expr):
+        return expr, "uses an ellipsis"
+    for m in re.finditer(r"(?<![\w)\]'])\[([^\[\]]*,[^\[\]]*)\]", expr):
+        if sum(1 for item in m.group(1).split(",") if re.search(r"[A-Za-zα-ωΑ-Ω]", item)) < 2:
+            return expr, "uses a list of numbers (a range or a set of values, not a concatenation)"
+    try:
+        return bracket_structures(expr), ""
+    except FormulaSyntaxError as exc:
+        return expr, f"uses {exc.reason}"
 
 
 def _symbol_names(expr: str) -> tuple[str, ...]:
@@ -217,6 +295,16 @@ def _norms(expr: str) -> str:
     return out
 
 
+def _top_level_separator(text: str) -> bool:
+    """A ``,``, ``;`` or ``:`` outside every bracket of ``text``."""
+    depth = 0
+    for ch in text:
+        depth += (ch in "([{") - (ch in ")]}")
+        if depth == 0 and ch in ",;:":
+            return True
+    return False
+
+
 def _abs_bars(expr: str) -> str:
     """``|v| / c_s`` -> ``abs(v) / c_s`` when every bar is outside brackets; a bar inside ``p(z|x)`` is a
     conditional, and then none is read as an absolute value."""
@@ -237,8 +325,8 @@ def _abs_bars(expr: str) -> str:
     for k in range(0, len(bars), 2):
         a, b = bars[k], bars[k + 1]
         inner = expr[a + 1 : b]
-        if not inner.strip() or re.search(r"[,;:]", inner):
-            return expr
+        if not inner.strip() or _top_level_separator(inner):
+            return expr  # "|a, b|" is no absolute value; "|grad(y_c, x)|" is one
         out.append(expr[last:a] + f"abs({inner})")
         last = b + 1
     return "".join(out) + expr[last:]
@@ -517,6 +605,71 @@ def _letter_times(expr: str) -> str:
     return "".join(out) + expr[last:]
 
 
+# ----- gradients: ∇_x f, ∂f/∂x, grad_x f, partial_u/partial_p -> grad(f, x) -----------------------------------
+_NAME = r"[A-Za-zα-ωΑ-Ω][\wα-ωΑ-Ω']*(?:_\{[^{}]*\}|\^\{[^{}]*\}|\^[A-Za-z0-9]\w*)*"
+_GRAD_VARIABLE = rf"(?:_\{{\s*(?P<braced>{_NAME})\s*\}}|_(?P<plain>{_NAME}))"
+_GRAD_HEAD = re.compile(rf"(?:∇|\bgrad(?=_)|∂)(?P<wrt>{_GRAD_VARIABLE})?")
+_LEIBNIZ = re.compile(rf"∂\s*(?P<f>\((?:[^()]|\([^()]*\))*\)|{_NAME}(?:\([^()]*\))?)\s*/\s*∂\s*(?P<x>{_NAME})(?![\w(])")
+_PARTIAL_WORDS = re.compile(rf"\bpartial_(?P<f>{_NAME})\s*/\s*partial_(?P<x>{_NAME})(?![\w(])")
+
+
+def _grad_operand(text: str, i: int) -> int:
+    """End of what a gradient at ``text[i:]`` is taken of: a bracket, ``log`` of an operand, or one name
+    with its application (``D(x̂)``, ``L(W₀, x_i)``, ``q_t(x)``); -1 when there is none."""
+    while i < len(text) and text[i] == " ":
+        i += 1
+    if text.startswith(("log ", "ln "), i):
+        return _grad_operand(text, text.index(" ", i))
+    if text.startswith(("log(", "ln("), i):
+        i = text.index("(", i)
+    if i < len(text) and text[i] == "(":
+        return closing_bracket(text, i, "(", ")")
+    name = re.compile(_NAME).match(text, i)
+    if not name:
+        return -1
+    end = name.end()
+    if text[end : end + 1] == "(":
+        end = closing_bracket(text, end, "(", ")")
+    return end
+
+
+def _gradients(expr: str) -> tuple[str, str]:
+    """Papers' gradient notation as the check's ``grad(f, x)`` (one object on both sides, see
+    ``verifier.symbolic.latex.Grad``): ``∇_x L(x)``, ``∇_{x̂} D(x̂)``, ``grad_x log q(x)``, ``∂_t u``,
+    ``∂L/∂W``, ``∂(x²)/∂x``, ``partial_u/partial_p`` (a Jacobian). A gradient with no variable (``∇L``),
+    a second derivative (``∇²``, ``∂²u/∂x²``), a divergence (``∇·u``) or anything else is refused."""
+    if not re.search(r"∇|∂|\bgrad_|\bpartial[_^]", expr):
+        return expr, ""
+    if re.search(r"∇\s*(?:²|\^|·|⋅|\*|×)|∂\s*(?:²|\^)|\bpartial\^", expr):
+        return expr, "uses a second derivative, divergence or curl"
+    out = _PARTIAL_WORDS.sub(lambda m: f"grad({m.group('f')}, {m.group('x')})", expr)
+    out = _LEIBNIZ.sub(lambda m: f"grad({m.group('f')}, {m.group('x')})", out)
+    start = 0
+    for _ in range(8):
+        m = _GRAD_HEAD.search(out, start)
+        if not m:
+            return out, ""
+        if m.group(0).startswith("grad") and not re.match(r"\s+(?:log\b|ln\b)?\s*[A-Za-zα-ωΑ-Ω(]", out[m.end() :]):
+            start = m.end()  # `grad_norm * c`: an identifier, not the operator
+            continue
+        if not m.group("wrt"):
+            return expr, "uses a gradient with no variable it is taken with respect to"
+        wrt = m.group("braced") or m.group("plain")
+        if "^" in wrt:
+            return expr, "uses a second derivative, divergence or curl"
+        end = _grad_operand(out, m.end())
+        if end < 0:
+            return expr, "uses a gradient of nothing it can read"
+        if out[end : end + 1] in ("^", "_", "(", "²"):
+            return expr, "uses a gradient whose operand cannot be delimited (∇_x f(x)^2: of f or of f²?)"
+        operand = out[m.end() : end].strip()
+        if operand.startswith(("log ", "ln ")):
+            head, _, rest = operand.partition(" ")
+            operand = f"{head}({rest.strip()})"
+        out = out[: m.start()] + f"grad({operand}, {wrt})" + out[end:]
+    return expr, "uses too many gradients"
+
+
 def _paper_notation(expr: str) -> tuple[str, str]:
     """The notation papers write that has one elementwise reading, rewritten; (text, reason when it has none)."""
     expr = _objective(expr)
@@ -527,9 +680,15 @@ def _paper_notation(expr: str) -> tuple[str, str]:
     for mark, name in _COMBINING.items():
         expr = re.sub(rf"(\w){mark}", rf"\1{name}", expr)  # L̃ -> L_tilde
     expr = re.sub(r"(?<=[A-Z0-9_])-(?=[A-Z]{2,}[A-Za-z0-9]*\b)(?<=[A-Z]-)", "_", expr)  # F_SC-FNO: one hyphenated name
+    expr, reason = _gradients(expr)
+    if reason:
+        return expr, reason
     expr = _norms(expr)
     expr = _abs_bars(expr)
     expr = _expectation_brackets(expr)
+    expr, reason = _bracket_lists(expr)
+    if reason:
+        return expr, reason
     expr, reason = _sums(expr)  # first: the bound of sum_{i=1}^{T} is not a transpose
     if reason:
         return expr, reason
@@ -692,6 +851,10 @@ def _matrix_like(operand: list[str], known: frozenset) -> bool:
     if _known_matrix(operand, known):
         return True
     head = operand[0]
+    if head == "concat":
+        return True  # a tensor: `W_O [h_1, ..., h_H]` multiplies it as a matrix, `s [P, Z]` scales it
+    if head.startswith("slice_") and len(operand) > 2:
+        return _matrix_like(operand[2:3], known)  # a slice of a matrix is one
     if _capital(head):
         return len(operand) == 1 or operand[1] == "**"
     if head == "(":
@@ -823,8 +986,10 @@ def find_formula(segment: str) -> FormulaFind | None:
         if reason:
             return FormulaFind(lhs.strip() if sep else "", None, None, (), reason)
         return FormulaFind(lhs.strip() if sep else "", None, body, ())
-    parts = [p.strip() for p in _top_level_sides(segment)]
+    raw = _top_level_sides(segment)
+    parts = [p.strip() for p in raw]
     lhs = parts[0]
+    arrow = segment[len(raw[0]) : len(raw[0]) + 1] in ("←", "<", ":")  # θ ← ..., θ <- ..., θ := ...
     if len(parts) == 2 and (operation := _prefix_product(lhs, _trim_prose(parts[1]))):
         return FormulaFind(lhs, None, None, (), "uses a product with bounds (prod)", call=operation)
     # "grad log q = -(x - mu)/sigma^2 = -z/((1-t)(1-k))": the last side is the closed form
@@ -842,8 +1007,42 @@ def find_formula(segment: str) -> FormulaFind | None:
             return FormulaFind(
                 lhs, expect, None, _symbol_names(expect), unchecked="" if noise else condition,
                 integral=integral_differentials(rhs), assume=((noise, "standard_normal"),) if noise else (),
+                # "θ ← θ − η g", "w_{t+1} = w_t − α g_t": a new value of θ, w_t (only `lhs = rhs`: in a chain
+                # "For k = K down to 1: W^{(k-1)} = ..." the first side is no symbol of the rule)
+                update=_updated_symbol(lhs, expect, arrow) if len(parts) == 2 else "",
+                update_arrow=arrow and len(parts) == 2,
             )
     return FormulaFind(lhs, None, None, (), reason)
+
+
+def _updated_symbol(lhs: str, expect: str, arrow: bool = False) -> str:
+    """The symbol an update rule gives a new value (``θ`` of ``θ ← θ − η g``, ``w_t`` of ``w_{t+1} = w_t −
+    ...``): its left side, or its previous value, is on the right; "" for a definition of something else."""
+    import sympy
+
+    from verifier.symbolic.latex import update_target
+
+    key = symbol_key((lhs.split() or [""])[-1]) if lhs.strip() else ""
+    if not key:
+        return ""
+    names = _symbol_names(expect)
+    return update_target(key, sympy.Add(*[sympy.Symbol(n) for n in names]), arrow=arrow) or ""
+
+
+_CLAIM_SEGMENTS = re.compile(r"[;\n]|(?<=[.!?])\s+(?=[A-Z])|,\s+(?=[^,=←]{1,40}(?:=|←|<-))")
+
+
+@functools.lru_cache(maxsize=1024)
+def update_in_claim(claim: str, expect: str) -> tuple[str, bool]:
+    """(the symbol a claim's update rule gives a new value, written with an arrow?) for the compiled check
+    whose ``expect`` is that rule's right side (("", False) when the claim states no such rule): the check's
+    semantics (the X on the right is the old value of the variable assigned) without a second check field."""
+    for segment in _CLAIM_SEGMENTS.split(claim):
+        for piece in (segment, segment.split(": ", 1)[-1]):
+            found = find_formula(piece.strip()) if piece.strip() else None
+            if found is not None and found.expect == expect and found.update:
+                return found.update, found.update_arrow
+    return "", False
 
 
 def _gaussian(segment: str) -> FormulaFind | None:
@@ -895,9 +1094,12 @@ def _top_level_sides(segment: str) -> list[str]:
             depth += 1
         elif ch in ")]}":
             depth = max(depth - 1, 0)
-        elif ch == "=" and depth == 0 and segment[i - 1 : i] not in ("<", ">", "!", "=") and segment[i + 1 : i + 2] != "=":
+        elif ch == "=" and depth == 0 and segment[i - 1 : i] not in ("<", ">", "!", "=", ":") and segment[i + 1 : i + 2] != "=":
             sides.append(segment[start:i])
             start = i + 1
+        elif depth == 0 and not sides and (ch == "←" or segment.startswith(("<-", ":="), i) and segment[i - 1 : i] != "<"):
+            sides.append(segment[start:i])  # "θ ← θ − η g": an update rule, its left side the updated symbol
+            start = i + (1 if ch == "←" else 2)
     sides.append(segment[start:])
     return sides
 
@@ -911,7 +1113,7 @@ def paper_side_problem(expect: str | None, latex: str | None) -> str:
     own parser and leave something to compare (not one opaque quantity)."""
     import sympy
 
-    from verifier.symbolic.latex import FormulaSyntaxError, parse_formula  # sympy: only when a formula is found
+    from verifier.symbolic.latex import FormulaSyntaxError, Grad, parse_formula  # sympy: only when a formula is found
 
     try:
         formula = parse_formula(expect, latex)
@@ -922,6 +1124,10 @@ def paper_side_problem(expect: str | None, latex: str | None) -> str:
     expr = formula.expr
     if expr.is_Symbol or expr.is_Number:
         return "one opaque quantity, nothing to compare"
+    bare = expr.replace(lambda n: isinstance(n, Grad) and n.args[0].is_Symbol and n.args[1].is_Symbol, lambda n: n.args[0])
+    if bare != expr and (bare.is_Symbol or (bare.is_Mul and len(bare.free_symbols) == 1 and bare.as_coeff_Mul()[1].is_Symbol)):
+        # ∂L/∂W, partial_u/partial_p alone: any gradient the code takes maps onto it by name alone
+        return "one gradient of one quantity, nothing to compare"
     shaping = [f for f in expr.atoms(sympy.Function) if type(f).__name__ not in _REDUCTIONS]
     if len(expr.free_symbols) < 2 and not shaping:
         return "one symbol and constants, nothing to compare"  # mean(f(x)) matches any mean
@@ -993,7 +1199,7 @@ def symbol_key(symbol: str) -> str:
 
 def formula_names(expect: str) -> frozenset[str]:
     """Every name a translated formula uses, its opaque functions included (``g_theta`` of ``g_theta(x, t)``)."""
-    return frozenset(n for n in re.findall(r"[A-Za-z_]\w*", expect) if n not in _KNOWN_FUNCS)
+    return frozenset(n for n in re.findall(r"[A-Za-z_]\w*", expect) if n not in _KNOWN_FUNCS and not re.fullmatch(r"slice_[ahlbie]+", n))
 
 
 def find_glossary(text: str) -> list[GlossaryEntry]:

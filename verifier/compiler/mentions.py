@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import re
 
-from verifier.compiler import terms
+from verifier.compiler import placement, terms
 
 # "Dirichlet BC", "Neumann boundary": a boundary condition (a setting the lexicon reads), not the distribution
 BOUNDARY_AFTER = re.compile(r"[\s-]*(?:BCs?\b|boundar(?:y|ies)\b|(?:boundary\s+)?conditions?\b)", re.IGNORECASE)
 _LAYER_KINDS = frozenset({"normalisation", "normalisation_more", "layers", "architecture", "activation", "activation_more"})
 
 
-def not_a_call(text: str, hit: terms.ApiHit) -> str | None:
-    """None when the API named at ``hit`` is a call check; else why not ("" when it names no API at all)."""
+def not_a_call(text: str, hit: terms.ApiHit, claim: str = "") -> str | None:
+    """None when the API named at ``hit`` is a call check; else why not ("" when it names no API at all, or when
+    what it says of the API is another check's: a placement)."""
     name = text[hit.start : hit.end]
     if BOUNDARY_AFTER.match(text, hit.end):
         return ""
@@ -29,6 +30,12 @@ def not_a_call(text: str, hit: terms.ApiHit) -> str | None:
     if hit.category in _LAYER_KINDS and _trainability_of(text, hit.start, hit.end):
         return (f"which parameters are trained or frozen ({name}'s): the trainable and frozen rules read a named "
                 "part, not a layer type")
+    position = _POSITION_BEFORE.search(text[max(0, hit.start - 40) : hit.start])
+    if hit.category in _LAYER_KINDS | {"attention"} and position:
+        if placement.covering(text, claim or text) is not None:
+            return ""  # the placement check the sentence compiles to is what it says about the layer
+        return (f"'{name}' says where another module runs ('{position.group(0).strip()} {name}'), which no check "
+                "reads here; a call check on it is no part of the claim")
     if hit.category.startswith("scheduler") and (other := _other_schedule(text)):
         return f"a {name} of the {other}, not of the learning rate: no LR scheduler call is claimed"
     if hit.target == "svd | svd_lowrank | svds" and _MODEL_BASE.search(text[max(0, hit.start - 25) : hit.start]):
@@ -87,6 +94,14 @@ _TRAINED_AFTER = re.compile(
 _TRAINED_BEFORE = re.compile(
     r"\b(?:only|solely|freez\w*)\s+(?:the\s+|all\s+)?(?:[\w-]+\s+){0,3}$|"  # "only the LN", "freezes the ViT"
     r"\b(?:tunes?|updates?|trains?)\s+(?:the\s+|all\s+)?(?:weights?|bias(?:es)?|parameters?|params)(?:\s+terms)?\s+(?:in|of)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}$",
+    re.IGNORECASE,
+)
+
+
+# "inserted after the multi-head attention sub-layer", "in parallel to the MLP": the layer is where a module runs
+_POSITION_BEFORE = re.compile(
+    r"\b(?:after|before|following|preceding|alongside|beside|(?:in\s+)?parallel\s+(?:to|with))\s+"
+    r"(?:the\s+|each\s+|every\s+)?(?:[\w-]+\s+)?$",
     re.IGNORECASE,
 )
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier import rules
+from verifier.compiler import placement as block_placement
 from verifier.spec.model import InitCheck, ProtocolCheck, ValueCheck
 
 
@@ -230,6 +231,11 @@ def read(text: str, claim: str = "", aliases: dict[str, list[str]] | None = None
         return MethodFacts(checks, why)
     if _INIT_FROM.search(body):
         return MethodFacts([], "initialised from another tensor or model: no init scheme to check")
+    placed = block_placement.covering(body, claim or body)  # "a single adapter placed after the MLP block"
+    if placed is not None:
+        if describes_variant(claim) or _variant_heading(claim):
+            return MethodFacts([], "describes a baseline or an ablation: its parts are not the main method's code")
+        return MethodFacts([placed])
     covering = _covering(body, claim or body)
     if covering is not None and covering.checks and _variant_heading(claim):
         return MethodFacts([], "describes a baseline or an ablation: its parts are not the main method's code")
@@ -295,8 +301,8 @@ _MODULE_WORDS = re.compile(
 
 def _placement_leftover(where: str, verb: str) -> MethodFacts:
     if re.fullmatch(_alternation(_words("position_verbs")), verb.strip(), re.IGNORECASE):
-        return MethodFacts([], "placement by position in the block (after the MLP, at a hidden state): the "
-                               "target-modules rule reads which modules a method is attached to, not where it runs")
+        return MethodFacts([], "placement by position in the block that the placement rule does not read (a part "
+                               "other than the MLP or the attention, a hidden state, a qualifier or a second subject)")
     return MethodFacts([], "placement (which modules the method is attached to) in plain words no module family "
                            f"maps to ('{where.strip()[:60]}'): module names differ by architecture, no check decides it")
 

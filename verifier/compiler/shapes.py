@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from verifier.compiler import terms
 from verifier.spec.model import ProtocolCheck
 from verifier.symbolic.tensor_shapes import mappable, paper_dim
 
@@ -84,7 +85,7 @@ def _anchor(symbol: str, context: str, sentence: str = "") -> str | None:
         return "hidden_size"
     if symbol in ("D_h", "Dh", "d_h", "d_k"):
         return "head_dim"
-    if symbol == "l" and re.search(r"\bprompts?\b", context, re.IGNORECASE):
+    if symbol in ("l", "p") and re.search(r"\bprompts?\b", context, re.IGNORECASE):
         return "prompt_length"
     if symbol == "G" and re.search(r"\bgroup", context, re.IGNORECASE):
         return "num_groups"
@@ -145,6 +146,22 @@ def find_shapes(fragment: str, claim: str) -> list[tuple[Statement, ProtocolChec
             params["names"] = words
         member = (m.start("member"), m.end("member"))
         out.append((Statement(m.start(), m.end(), member, names, dims), ProtocolCheck(rule="shape", **params)))
+    return out
+
+
+def value_names(claim: str) -> dict[str, str]:
+    """Paper symbol -> the parameter its shape statement anchors it to, for symbols the lexicon does not resolve.
+
+    "P ∈ ℝ^{l×D} with l = 10": a repo sets ``num_prompt_tokens = 10``, never ``l``, so the value is the prompt
+    length. ``r`` and ``D`` are weak lexicon names of the rank and the width already; they keep their names.
+    """
+    weak = terms.weak_owners()
+    index = terms.lexicon_index()
+    out: dict[str, str] = {}
+    for _, check in find_shapes(claim, claim):
+        for symbol, parameter in (check.symbols or {}).items():
+            if parameter in index.values() and parameter not in weak.get(symbol.lower(), ()):
+                out.setdefault(symbol, parameter)
     return out
 
 

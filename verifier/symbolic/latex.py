@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 from sympy.parsing.sympy_parser import auto_number, convert_xor, stringify_expr
 
 from verifier.symbolic.core import (
@@ -65,6 +66,241 @@ class Formula:
     matrices: frozenset | None = None
     # matrix notation the paper spells out (a transpose, `@`, declared matrices), not only capitals side by side
     explicit_matrices: bool = False
+    # `X <- f(X)`, `X_{t+1} = f(X_t)`: the paper symbol (on the right, the old value) the rule gives a new value
+    update: str | None = None
+    update_arrow: bool = False  # written with an arrow (<-, :=, \leftarrow): an assignment, not an equation
+
+
+class Grad(sp.Function):
+    """``grad(f, x)``: the gradient (or Jacobian) of ``f`` with respect to ``x``, one object on both sides.
+
+    The paper's ``∇_x L``, ``∂L/∂W`` and the code's ``torch.autograd.grad`` / ``x.grad`` / ``jax.grad`` all
+    become it. Construction canonicalises what is the same gradient however it is written: the gradient of
+    a sum of per-sample outputs (``grad(d.sum(), x)``, ``grad_outputs=ones``) is the per-sample gradient,
+    linearity splits sums and pulls numeric factors out, and an explicit expression of ``x`` alone is
+    differentiated (``grad(x**2, x)`` is ``2*x``). Anything else stays opaque: equivalence.py evaluates it as
+    ``f * h(x)``, linear in ``f`` and a fixed opaque function of the variable, so a wrong variable, a
+    dropped factor or a different ``f`` differ, and the same gradient agrees."""
+
+    nargs = 2
+    is_real = True
+
+    @classmethod
+    def eval(cls, f, wrt):
+        if f.is_Number:
+            return sp.Integer(0)
+        if isinstance(f, sp.Function) and f.func is RSUM and len(f.args) == 1:
+            return cls(f.args[0], wrt)
+        if isinstance(f, sp.Add):
+            return sp.Add(*[cls(t, wrt) for t in f.args])
+        if isinstance(f, sp.Mul):
+            coeff, rest = f.as_coeff_Mul()
+            if coeff != 1 and coeff.is_Number:
+                return coeff * cls(rest, wrt)
+        if isinstance(wrt, sp.Symbol) and f.free_symbols == {wrt} and _explicit(f):
+            return sp.diff(f, wrt)
+        return None
+
+
+_EXPLICIT = (sp.Add, sp.Mul, sp.Pow, sp.exp, sp.log, sp.sin, sp.cos, sp.tanh, sp.sinh, sp.cosh, sp.erf)
+
+
+MAX_DIFF_NODES = 400  # an explicit expression larger than this stays an opaque gradient (bounded SymPy work)
+
+
+def _explicit(f: sp.Expr) -> bool:
+    """Built from elementary operations only, so SymPy's derivative is the code's (no reductions, opaque
+    functions or branches, whose derivatives SymPy leaves unevaluated or piecewise), and small."""
+    for count, n in enumerate(sp.preorder_traversal(f)):
+        if count >= MAX_DIFF_NODES or not (n.is_Atom or isinstance(n, _EXPLICIT)):
+            return False
+    return True
+
+
+def gradients_in(expr: sp.Basic) -> list[sp.Expr]:
+    """The opaque gradients left in ``expr`` (explicit ones were differentiated away)."""
+    return [n for n in sp.preorder_traversal(expr) if isinstance(n, Grad)]
+
+
+# ----- concatenations and slices: one opaque, ordered object each, on both sides --------------------------
+# ``[P, Z]`` / ``torch.cat([p, z], dim=1)`` is ``concat(P, Z)``: an undefined function, so evaluation
+# (equivalence.py) gives it a fixed value that depends on each operand's position ([P, Z] is not [Z, P]),
+# and the axis is not compared (papers do not state it). ``V[:, :r]`` is ``slice_ah(V, r)``: the name spells
+# the layout, one letter per axis (a ``:``, h ``:hi``, l ``lo:``, b ``lo:hi``, i an index, e ``...``; trailing
+# full axes dropped, a zero start omitted), the arguments are the tensor then the bounds, so ``:r`` and
+# ``:rank`` compare through the symbol mapping and ``:2*r`` differs.
+CONCAT = sp.Function("concat")
+SLICE_PREFIX = "slice_"
+_SLICE_NAME = re.compile(r"slice_[ahlbie]+")
+
+
+def concat(*parts: sp.Expr) -> sp.Expr:
+    return CONCAT(*parts)
+
+
+def slice_of(x: sp.Expr, axes: list[tuple[str, list[sp.Expr]]]) -> sp.Expr:
+    """``x[...]`` from its axis specs: (letter, bounds) per axis, normalised as described above."""
+    specs = []
+    for letter, bounds in axes:
+        if letter == "b" and bounds and bounds[0] == 0:
+            letter, bounds = "h", bounds[1:]
+        elif letter == "l" and bounds and bounds[0] == 0:
+            letter, bounds = "a", []
+        specs.append((letter, bounds))
+    while specs and specs[-1][0] == "a":
+        specs.pop()
+    if not specs:
+        return x
+    return sp.Function(SLICE_PREFIX + "".join(letter for letter, _ in specs))(x, *[b for _, bs in specs for b in bs])
+
+
+def is_concat(node: sp.Basic) -> bool:
+    return isinstance(node, AppliedUndef) and node.func is CONCAT
+
+
+def is_slice(node: sp.Basic) -> bool:
+    return isinstance(node, AppliedUndef) and bool(_SLICE_NAME.fullmatch(node.func.__name__))
+
+
+def _matching_bracket(text: str, start: int) -> int:
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return -1
+
+
+def _split_top(text: str, sep: str = ",") -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}.get(ch, 0)
+        if depth == 0 and ch == sep:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def _axis_spec(part: str, pos: int) -> tuple[str, list[str]]:
+    if part in ("...", "…"):
+        return "e", []
+    if part.count(":") > 1:
+        raise FormulaSyntaxError("a slice with a step (a:b:c)", pos)
+    if ":" not in part:
+        if not part:
+            raise FormulaSyntaxError("an empty index", pos)
+        return "i", [part]
+    lo, hi = (s.strip() for s in part.split(":"))
+    if lo in ("", "0"):
+        return ("h", [hi]) if hi else ("a", [])
+    return ("b", [lo, hi]) if hi else ("l", [lo])
+
+
+MAX_BRACKET_DEPTH = 40  # papers nest lists two or three deep; the rewrite recurses once per level
+
+
+def bracket_structures(text: str, offset: int = 0, depth: int = 0) -> str:
+    """``V[:, :r]`` -> ``slice_ah(V, r)`` and ``[P, Z]`` (a bracket of two or more items where an operand
+    starts) -> ``concat(P, Z)``, at any depth; any other bracket is left as it is (a grouping bracket, or an
+    index ``x[i]`` the caller reads as before). A step (``a:b:c``) is an error naming its position."""
+    out = ""
+    i = 0
+    braces = 0  # inside `_{u,[0,T]}` a bracket is part of an index, not a list
+    while i < len(text):
+        ch = text[i]
+        braces += {"{": 1, "}": -1}.get(ch, 0)
+        if ch != "[" or braces > 0:
+            out += ch
+            i += 1
+            continue
+        end = _matching_bracket(text, i)
+        if end < 0:
+            return out + text[i:]
+        if depth >= MAX_BRACKET_DEPTH:
+            raise FormulaTooLarge(f"brackets nested more than {MAX_BRACKET_DEPTH} deep", offset + i)
+        inner = bracket_structures(text[i + 1 : end], offset + i + 1, depth + 1)
+        parts = _split_top(inner)
+        attached = bool(out) and (out[-1].isalnum() or out[-1] in "_)]'")
+        if attached and any(":" in p or p in ("...", "…") for p in parts):
+            base_start = _operand_start(out)
+            axes = [_axis_spec(p, offset + i) for p in parts]
+            pattern = "".join(a for a, _ in axes)
+            while pattern.endswith("a"):
+                pattern = pattern[:-1]
+            base = out[base_start:]
+            bounds = [b for _, bs in axes for b in bs]
+            out = out[:base_start] + (f"{SLICE_PREFIX}{pattern}({', '.join([base, *bounds])})" if pattern else base)
+        elif not attached and len(parts) >= 2 and all(parts):
+            out += f"concat({', '.join(parts)})"
+        else:
+            out += "[" + inner + "]"
+        i = end + 1
+    return out
+
+
+def _operand_start(head: str) -> int:
+    """Where the operand ``head`` ends with starts: a name, or a bracket group with the name applied to it."""
+    if head.endswith((")", "]")):
+        depth = 0
+        for j in range(len(head) - 1, -1, -1):
+            depth += {")": 1, "]": 1, "(": -1, "[": -1}.get(head[j], 0)
+            if depth == 0:
+                return _name_start(head, j)
+        return 0
+    return _name_start(head, len(head))
+
+
+def _name_start(text: str, end: int) -> int:
+    """Where the name ending at ``end`` starts (``end`` when none): a backward scan, not a regex over the text."""
+    j = end
+    while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_.'"):
+        j -= 1
+    while j < end and not (text[j].isalpha() or text[j] == "_"):
+        j += 1  # a name does not start with a digit or a dot
+    return j
+
+
+def fold_sequences(items: list, pos: int = 0) -> list[sp.Expr]:
+    """``x_1, ..., x_N`` (None the ellipsis) -> the sequence ``x`` as one item: the two ends must be one
+    base with an index each (``x_1`` .. ``x_N``, ``head_1`` .. ``head_h``); anything else is an error."""
+    out: list[sp.Expr] = []
+    k = 0
+    while k < len(items):
+        if items[k] is not None and k + 1 < len(items) and items[k + 1] is None:
+            first, last = items[k], items[k + 2] if k + 2 < len(items) else None
+            base = _sequence_base(first, last)
+            if base is None:
+                raise FormulaSyntaxError("a list with `...` whose ends are not one indexed sequence", pos)
+            out.append(sym(base))
+            k += 3
+            continue
+        if items[k] is None:
+            raise FormulaSyntaxError("a list with `...` whose ends are not one indexed sequence", pos)
+        out.append(items[k])
+        k += 1
+    return out
+
+
+def _sequence_base(first, last) -> str | None:
+    if not (isinstance(first, sp.Symbol) and isinstance(last, sp.Symbol)):
+        return None
+    a, b = first.name.rsplit("_", 1) if "_" in first.name else ("", ""), last.name.rsplit("_", 1) if "_" in last.name else ("", "")
+    if a[0] and a[0] == b[0] and a[1] != b[1] and re.fullmatch(r"\w{1,4}", a[1]) and re.fullmatch(r"\w{1,6}", b[1]):
+        return a[0]
+    return None
+
+
+def structures_in(expr: sp.Basic) -> list[str]:
+    """The concatenations and slices of ``expr`` by kind (``concat/3``, ``slice_ah``), sorted: two sides
+    with different lists have different layouts, which a value comparison cannot judge."""
+    out = []
+    for n in sp.preorder_traversal(expr):
+        if is_concat(n):
+            out.append(f"concat/{len(n.args)}")
+        elif is_slice(n):
+            out.append(n.func.__name__)
+    return sorted(out)
 
 
 def _sigmoid(x):
@@ -128,6 +364,11 @@ FUNCTIONS = {
     "ceil": sp.ceiling,
     "matmul": matmul,
     "transpose": transpose,
+    "grad": Grad,  # ∇_x f / ∂f/∂x, as compiled from papers' gradient notation
+    "sign": sp.sign,
+    "concat": CONCAT,  # [a, b], torch.cat: ordered, opaque
+    "cat": CONCAT,
+    "diag": sp.Function("diag"),  # the diagonal matrix of a vector: the code's torch.diag / np.diag (opaque)
     "inv": INV,  # the matrix inverse, as compiled from (BᵀB)⁻¹ and read from torch.linalg.inv / torch.inverse
 }
 
@@ -157,8 +398,11 @@ def parse_sympy(
     for k, v in {**_UNICODE, **_GREEK}.items():
         text = text.replace(k, v)
     lhs, rhs, offset = _split_assignment(text)
+    arrow = text[max(offset - 2, 0) : offset] in ("<-", ":=")
     if not rhs.strip():
         raise FormulaSyntaxError("empty formula", offset)
+    if "[" in rhs:
+        rhs = bracket_structures(rhs, offset)
     tokens = _tokens(rhs, offset)
     _bound_size(len(tokens), sum(1 for t in tokens if t[1] in ("+", "-")), offset)
     pieces: list[str] = []
@@ -175,6 +419,8 @@ def parse_sympy(
                 local[value] = sp.Function(value)
             elif nxt == "(" and value in FUNCTIONS:
                 local[value] = FUNCTIONS[value]
+            elif nxt == "(" and _SLICE_NAME.fullmatch(value):
+                local[value] = sp.Function(value)
             elif nxt == "(":
                 # An unknown function applied to arguments (pi(y_w), Q(s, a)) is one opaque quantity.
                 close = _matching(tokens, i + 1)
@@ -220,7 +466,7 @@ def parse_sympy(
             raise FormulaSyntaxError(f"{what} is not a formula", term[0][1])
         terms.append(value if sign == 1 else -value)
     expr = sp.Add(*terms) if len(terms) > 1 else terms[0]
-    formula = _checked(expr, lhs, frozenset(), original)
+    formula = _checked(expr, lhs, frozenset(), original, arrow)
     formula.matrices = frozenset(matrices) if matrices else None
     formula.explicit_matrices = bool(matrices) or any(p[0] in ("@", "transpose") for p in pieces)
     return formula
@@ -504,7 +750,7 @@ def _clean(text: str) -> str:
     return re.sub(r"\W+", "", text.replace("-", "m").replace("+", "p"))
 
 
-def _checked(expr, lhs: str | None, bounds: frozenset, text: str) -> Formula:
+def _checked(expr, lhs: str | None, bounds: frozenset, text: str, arrow: bool = False) -> Formula:
     if isinstance(expr, tuple):
         raise FormulaSyntaxError("a tuple is not a formula (stray `,`?)", 0)
     if not isinstance(expr, sp.Expr):
@@ -512,7 +758,50 @@ def _checked(expr, lhs: str | None, bounds: frozenset, text: str) -> Formula:
     for s in expr.free_symbols:
         if re.search(r"[\\{}]", s.name):
             raise FormulaSyntaxError(f"LaTeX left in symbol `{s.name}`", text.find(s.name[:3]) if text else 0)
-    return Formula(expr=expr, lhs=lhs, sum_bounds=bounds, text=text)
+    update = update_target(lhs, expr, arrow)
+    return Formula(
+        expr=fold_gradient_sums(expr), lhs=lhs, sum_bounds=bounds, text=text, update=update, update_arrow=bool(update) and arrow
+    )
+
+
+_NEW_SUFFIX = re.compile(r"(?P<base>.+?)_(?:tp1|kp1|t|k)$")
+
+
+def update_target(lhs: str | None, expr: sp.Expr, arrow: bool = False) -> str | None:
+    """The symbol an update rule gives a new value: the left-hand side when it is also on the right
+    (``θ <- θ - η g``), or its previous value over an iteration index (``w_tp1 = w_t - ...``, ``θ_t <- θ_tm1
+    - ...``); None for an equation defining something else (``x' = ...``, ``H^{(l+1)} = f(H^{(l)})``: a new
+    quantity, which code often names anew). ``arrow``: written with ←, which also allows ``θ_t <- θ_tm1``."""
+    if not lhs:
+        return None
+    names = {s.name for s in expr.free_symbols}
+    key = re.sub(r"\W+", "_", lhs).strip("_")
+    if key in names:
+        return key
+    m = _NEW_SUFFIX.fullmatch(key)
+    if m is None:
+        return None
+    base = m.group("base")
+    index = key[len(base) + 1 :]
+    previous = {"tp1": ("t",), "kp1": ("k",), "t": ("tm1",) if arrow else (), "k": ("km1",) if arrow else ()}[index]
+    found = [f"{base}_{p}" if p else base for p in previous if (f"{base}_{p}" if p else base) in names]
+    return found[0] if len(found) == 1 else None
+
+
+def fold_gradient_sums(expr: sp.Expr) -> sp.Expr:
+    """``Σ_i ∇_W L(W, x_i)`` is ``∇_W Σ_i L(W, x_i)`` (linearity), the form code computes (``jax.grad`` of a
+    summed loss); a mean of gradients likewise is the gradient of the mean."""
+    if not any(isinstance(n, Grad) for n in sp.preorder_traversal(expr)):
+        return expr
+
+    def fold(node: sp.Basic) -> sp.Basic:
+        if isinstance(node, sp.Function) and node.func in (RSUM, RMEAN) and len(node.args) == 1:
+            inner = node.args[0]
+            if isinstance(inner, Grad):
+                return Grad(inner.args[0], inner.args[1]) if node.func is RSUM else Grad(RMEAN(inner.args[0]), inner.args[1])
+        return node
+
+    return expr.replace(lambda n: isinstance(n, sp.Function) and n.func in (RSUM, RMEAN), fold)
 
 
 # ================================================================================ LaTeX
@@ -534,7 +823,7 @@ _FUNC_CMDS = {"log": "log", "ln": "log", "exp": "exp", "tanh": "tanh", "sin": "s
 _WORD_FUNCS = {"clip": "clip", "clamp": "clip", "softmax": "softmax", "sigmoid": "sigmoid", "relu": "relu",
                "ReLU": "relu", "logsigmoid": "logsigmoid", "softplus": "softplus", "exp": "exp", "log": "log",
                "Var": "var", "var": "var", "std": "std", "LogSumExp": "logsumexp", "logsumexp": "logsumexp",
-               "mean": "mean", "sign": None, "min": "min", "max": "max"}
+               "mean": "mean", "sign": "sign", "min": "min", "max": "max"}
 _SPLITTERS = {"leftarrow", "gets", "coloneqq", "triangleq", "equiv", "doteq", "Leftarrow", "longleftarrow"}
 
 
@@ -595,6 +884,7 @@ class _LatexParser:
         self.matrices = set(matrices)  # names known to be matrices: declared, or seen transposed
         self.transposed = False
         self.bounds: set = set()
+        self.force_apply = 0  # inside a gradient's operand: `D(x)` is an applied function
         self.open_norms = 0  # `\|` opens a norm unless one is open: "\frac{1}{2} \| x \|^2" multiplies
 
     # ----- token helpers ---------------------------------------------------------------------------
@@ -682,6 +972,10 @@ class _LatexParser:
                 return self._juxtaposed(factors, joins)
 
     def _is_matrix(self, e: sp.Expr) -> bool:
+        if is_concat(e):
+            return True  # a tensor: `W_O [h_1, ..., h_H]` is a matrix product, `s [P, Z]` a scaling
+        if is_slice(e):
+            return self._is_matrix(e.args[0])
         if isinstance(e, sp.Symbol):
             return e.name in self.matrices or (e.name[:1].isascii() and e.name[:1].isupper())
         if isinstance(e, sp.Add):
@@ -822,10 +1116,12 @@ class _LatexParser:
                 return sp.exp(self.group_or_single())
             return self.symbol_tail(tok.text)
         if tok.kind == "char":
-            if tok.text in "([":
+            if tok.text == "[":
+                return self.bracket_list()
+            if tok.text == "(":
                 self.next()
                 out = self.sum()
-                self.expect(")" if tok.text == "(" else "]")
+                self.expect(")")
                 return out
             if tok.text == "{":
                 return self.group()
@@ -847,6 +1143,10 @@ class _LatexParser:
     def command(self) -> sp.Expr:
         tok = self.next()
         name = tok.text
+        if name in ("frac", "dfrac", "tfrac") and self.peek(1).kind == "cmd" and self.peek(1).text == "partial":
+            return self.partial_fraction(tok)
+        if name in ("nabla", "partial"):
+            return self.gradient(tok)
         if name in ("frac", "dfrac", "tfrac"):
             num = self.group()
             den = self.group()
@@ -918,6 +1218,108 @@ class _LatexParser:
         if name in _SPLITTERS:
             raise self.error(tok, "a second assignment")
         raise self.error(tok, "unsupported LaTeX command")
+
+    def gradient(self, tok: _Tok) -> sp.Expr:
+        r"""``\nabla_{x} f``, ``\nabla_\theta \log p_\theta(x)``, ``\partial_x f``: the variable is the subscript
+        (a gradient without one is ambiguous: refused), the operand the factor that follows."""
+        if not self.at("_"):
+            raise self.error(tok, "a gradient with no variable it is taken with respect to:")
+        self.next()
+        wrt = self.group_or_single()
+        if not isinstance(wrt, sp.Symbol):
+            raise self.error(tok, "a gradient with respect to an expression:")
+        if self.at("^"):
+            raise self.error(self.peek(), "a higher-order derivative:")
+        return Grad(self.grad_operand(tok), wrt)
+
+    def partial_fraction(self, tok: _Tok) -> sp.Expr:
+        r"""``\frac{\partial L}{\partial W}`` and ``\frac{\partial}{\partial x} f``: Leibniz notation."""
+        self.expect("{")
+        self.next()  # \\partial
+        operand = None
+        if not self.at("}"):
+            operand = self.grad_operand(tok, closing="}")
+        self.expect("}")
+        self.expect("{")
+        head = self.next()
+        if not (head.kind == "cmd" and head.text == "partial"):
+            raise self.error(head, "a derivative whose denominator is not `\\partial x`:")
+        wrt = self.power()
+        if not isinstance(wrt, sp.Symbol):
+            raise self.error(head, "a derivative with respect to an expression:")
+        self.expect("}")
+        if operand is None:
+            operand = self.grad_operand(tok)
+        return Grad(operand, wrt)
+
+    def grad_operand(self, tok: _Tok, closing: str = "") -> sp.Expr:
+        r"""What a gradient is taken of: a bracket, ``\log`` of an operand, or one factor in which a name
+        written against ``(`` is an applied function (``D(\hat{x})`` is the critic's output, not D times x)."""
+        nxt = self.peek()
+        if closing:  # inside the numerator's group: all of it
+            self.force_apply += 1
+            try:
+                return self.sum()
+            finally:
+                self.force_apply -= 1
+        if nxt.kind == "end" or (nxt.kind == "char" and nxt.text in "+-=)]}"):
+            raise self.error(nxt, "a gradient with nothing to differentiate before")
+        if nxt.kind == "cmd" and nxt.text in ("log", "ln"):
+            self.next()
+            self._sub_or_skip()
+            return sp.log(self.grad_operand(tok))
+        if nxt.kind == "char" and nxt.text in "([":
+            self.next()
+            out = self.sum()
+            self.expect(")" if nxt.text == "(" else "]")
+            return out
+        self.force_apply += 1
+        try:
+            return self.power()
+        finally:
+            self.force_apply -= 1
+
+    def bracket_list(self) -> sp.Expr:
+        r"""``[a]`` groups; ``[P, Z]`` and ``[x_{cls}, x_1, \ldots, x_N]`` are concatenations (a run
+        ``x_1, \ldots, x_N`` is the sequence ``x`` as one operand)."""
+        open_ = self.next()
+        items: list[sp.Expr | None] = []
+        while True:
+            nxt = self.peek()
+            if nxt.kind == "cmd" and nxt.text in ("ldots", "dots", "cdots", "dotsc"):
+                self.next()
+                items.append(None)
+            else:
+                items.append(self.sum())
+            if self.at(","):
+                self.next()
+                continue
+            break
+        self.expect("]")
+        if len(items) == 1 and items[0] is not None:
+            return items[0]
+        return concat(*fold_sequences(items, open_.pos))
+
+    def slice_suffix(self, x: sp.Expr) -> sp.Expr:
+        """``V[:, :r]`` written against its tensor: the slice, its bounds read as formulas."""
+        open_ = self.peek()
+        end = _matching_bracket(self.text, open_.pos)
+        if end < 0:
+            raise FormulaSyntaxError("unclosed `[`", open_.pos)
+        axes = []
+        for part in _split_top(self.text[open_.pos + 1 : end]):
+            letter, bounds = _axis_spec(part, open_.pos)
+            axes.append((letter, [_LatexParser(b, tuple(self.functions)).parse() for b in bounds]))
+        while self.toks[self.i].kind != "end" and self.toks[self.i].pos <= end:
+            self.i += 1
+        return slice_of(x, axes)
+
+    def _slice_follows(self) -> bool:
+        tok = self.peek()
+        if not (tok.kind == "char" and tok.text == "[") or tok.pos == 0 or self.text[tok.pos - 1].isspace():
+            return False
+        end = _matching_bracket(self.text, tok.pos)
+        return end > 0 and any(":" in part for part in _split_top(self.text[tok.pos + 1 : end]))
 
     def name_of_group(self, word: str, pos: int) -> str:
         word = word.strip()
@@ -1019,9 +1421,11 @@ class _LatexParser:
                 name += "_" + _clean(self.raw_group())
                 continue
             break
+        if self._slice_follows():
+            return self.slice_suffix(sym(name))
         if name in self.functions and self.at("("):
             return sp.Function(name)(*self.paren_args(self.peek()))
-        if self.at("(") and self._looks_applied(name):
+        if self.at("(") and (self.force_apply or self._looks_applied(name)):
             start = self.peek().pos
             self.next()
             depth = 1
@@ -1134,7 +1538,8 @@ def parse_latex(
         raise FormulaSyntaxError("formula nested too deeply", offset + shift) from None
     except (TypeError, ValueError) as exc:
         raise FormulaSyntaxError(f"does not parse: {str(exc)[:80]}", offset + shift) from None
-    formula = _checked(expr, lhs, frozenset(parser.bounds), original)
+    arrow = lhs is not None and not text[:offset].rstrip().endswith("=")
+    formula = _checked(expr, lhs, frozenset(parser.bounds), original, arrow)
     formula.matrices = frozenset(parser.matrices) if parser.matrices else None
     formula.explicit_matrices = bool(matrices) or parser.transposed
     return formula

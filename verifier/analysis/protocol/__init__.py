@@ -32,6 +32,7 @@ IMPLEMENTATIONS = {
     "target-modules": "target_modules",
     "strings": "strings",
     "shape": "shape",
+    "placement": "placement",
 }
 
 _TYPES: dict[str, Callable[[Any], bool]] = {

@@ -15,6 +15,7 @@ from verifier.analysis.protocol.common import (
     const_str,
     dotted,
     evidence,
+    nodes_of,
     norm,
     scope_admits,
     sorted_evidence,
@@ -115,8 +116,8 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
         for qual, fn in sorted(view.functions.items()):
             if name_matches(fn.name, aliases) and scope_admits(scope, qual):
                 impls.append((Impl(view.path, qual, fn.node), None))
-        for node in ast.walk(view.tree):
-            if isinstance(node, ast.ClassDef) and name_matches(node.name, aliases):
+        for node in nodes_of(ctx, view, (ast.ClassDef,)):
+            if name_matches(node.name, aliases):
                 impls.append((Impl(view.path, node.name, node), None))
         for call in view.calls:
             if apis and any(call.qual.endswith(a) or call.name.endswith(a) for a in apis):

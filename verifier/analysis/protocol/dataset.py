@@ -10,9 +10,9 @@ setting a loader's argument reads. A comment, a docstring or a print is a mentio
 
 from __future__ import annotations
 
-import re
-
 import ast
+import functools
+import re
 from dataclasses import dataclass
 
 from verifier.analysis.protocol.common import (
@@ -25,17 +25,18 @@ from verifier.analysis.protocol.common import (
     lower_text,
     name_mentions,
     name_spans,
+    nodes_of,
     norm,
     outer_chains,
     python_paths,
     scope_admits,
     sorted_evidence,
     spans_of,
-    text_of,
     spelling_pattern,
+    text_of,
     tokens,
 )
-from verifier.analysis.protocol.values import _local_assign, config_settings, option_settings, setting
+from verifier.analysis.protocol.values import assigned_before, config_settings, option_settings, setting
 from verifier.index.names import qualify
 from verifier.results import CheckResult, Evidence, Status
 
@@ -148,11 +149,31 @@ def _names(text: str, want: Wanted, table: dict[str, str], table_longest: int) -
 def _loader_kind(qual: str, name_leaf: str, lex: dict) -> str | None:
     """"string" (a dataset loader taking a name: ``load_dataset``, ``tfds.load``), "file" (a data-file reader:
     ``np.load``, ``xr.open_dataset``, ``open``), or None."""
-    if qual in lex["file_loaders"] or any(qual.endswith("." + f) for f in lex["file_loaders"] if "." in f):
+    return _kind_of(qual, name_leaf, lex["file_loaders"], lex["string_loaders"])
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _kind_of(qual: str, name_leaf: str, file_loaders: frozenset[str], string_loaders: frozenset[str]) -> str | None:
+    """:func:`_loader_kind`, once per distinct call name (every dataset check of a spec asks of every call)."""
+    file_suffixes, string_suffixes = _loader_suffixes(file_loaders, string_loaders)
+    if qual in file_loaders or qual.endswith(file_suffixes):
         return "file"
-    if name_leaf in lex["string_loaders"] or qual.endswith(tuple("." + s for s in lex["string_loaders"])):
+    if name_leaf in string_loaders or qual.endswith(string_suffixes):
         return "string"
     return None
+
+
+def _file_names(ctx, path: str, facts) -> tuple[set[str], frozenset[str]]:
+    """A file's call leaves and normalised read names, once per run (the loader prefilter of every check)."""
+    return ctx.memo(f"protocol.dataset.names:{path}",
+                    lambda: ({leaf(c.callee) for c in facts.calls}, frozenset(norm(r) for r in facts.reads)))
+
+
+@functools.lru_cache(maxsize=16)
+def _loader_suffixes(file_loaders: frozenset[str], string_loaders: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``.np.load``-style suffixes of the dotted file loaders and ``.load_dataset`` of the string loaders: built
+    once, not per call of the repo (``str.endswith`` of a tuple is one C loop)."""
+    return tuple("." + f for f in file_loaders if "." in f), tuple("." + s for s in string_loaders)
 
 
 def _loads_data(qual: str, name_leaf: str, lex: dict) -> bool:
@@ -199,8 +220,8 @@ def _definitions(ctx, name: str) -> list[tuple[str, ast.AST, dict[str, str]]]:
             view = file_view(ctx, d.span.file)
             if view is None:
                 continue
-            for node in ast.walk(view.tree):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name \
+            for node in nodes_of(ctx, view, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if node.name == name \
                         and node.lineno == d.span.line:
                     out.append((d.span.file, node, view.imports))
         return out
@@ -222,9 +243,9 @@ def _candidate_views(ctx, scope, table: dict[str, str], lex: dict, want: Wanted,
             facts = ctx.index.files[path]
             reads = facts.reads
             dynamic = ({"getattr"} if "datasets" in reads else set()) | ({"make"} if reads & {"gym", "gymnasium"} else set())
-            leaves = {leaf(c.callee) for c in facts.calls}
+            leaves, normed_reads = _file_names(ctx, path, facts)
             if (leaves & (loaders | dynamic) or any(n.startswith(("load_", "fetch_")) for n in leaves)
-                    or any(norm(r) in table for r in reads)
+                    or any(r in table for r in normed_reads)
                     or (reach and leaves & file_leaves)
                     or (pattern is not None and _spelled_where_loadable(ctx, path, pattern, want.spellings))):
                 keep.append(path)
@@ -264,7 +285,7 @@ def _enclosing_body(view, scope: str) -> list[ast.stmt]:
     return fn.node.body if fn is not None else []
 
 
-def _arg_texts(view, call, exprs: list[ast.expr]) -> tuple[list[str], tuple[str, ...]]:
+def _arg_texts(ctx, view, call, exprs: list[ast.expr]) -> tuple[list[str], tuple[str, ...]]:
     """String constants an argument is built from (``os.path.join(root, "era5.nc")``, f-strings, a local
     ``path = "data/ns_2d.npy"``), and the settings it reads (``args.data_path``)."""
     texts: list[str] = []
@@ -273,7 +294,7 @@ def _arg_texts(view, call, exprs: list[ast.expr]) -> tuple[list[str], tuple[str,
     for expr in exprs:
         values = [expr]
         for name in sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}):
-            bound = _local_assign(fn_body, name, call.line) or _local_assign(module_body, name, call.line)
+            bound = assigned_before(ctx, fn_body, name, call.line) or assigned_before(ctx, module_body, name, call.line)
             if bound is not None:
                 values.append(bound)
         for value in values:
@@ -303,9 +324,9 @@ def find_loads(ctx, scope: str | None, rule: dict, want: Wanted | None = None, r
                 continue
             kind = _loader_kind(call.qual, call.leaf, lex)
             if kind is not None:
-                out.extend(_loader_call_loads(view, call, kind, want, table, table_longest))
+                out.extend(_loader_call_loads(ctx, view, call, kind, want, table, table_longest))
             elif call.name == "getattr" and len(call.node.args) >= 2 and "datasets" in (ast.unparse(call.node.args[0])):
-                _, reads = _arg_texts(view, call, [call.node.args[1]])
+                _, reads = _arg_texts(ctx, view, call, [call.node.args[1]])
                 out.append(Load("", view.path, call.line, call.end_line, "`getattr(datasets, <setting>)`", dynamic=True,
                                 reads=reads))
             elif want.spellings and _named_after(call.leaf, want):
@@ -314,7 +335,7 @@ def find_loads(ctx, scope: str | None, rule: dict, want: Wanted | None = None, r
     return sorted(set(out), key=lambda l: (l.file, l.line, l.dataset, l.how))
 
 
-def _loader_call_loads(view, call, kind: str, want: Wanted, table, table_longest: int) -> list[Load]:
+def _loader_call_loads(ctx, view, call, kind: str, want: Wanted, table, table_longest: int) -> list[Load]:
     node = call.node
     if kind == "file" and call.leaf == "open":
         mode = const_str(node.args[1]) if len(node.args) > 1 else const_str(call.kwarg("mode"))
@@ -324,7 +345,7 @@ def _loader_call_loads(view, call, kind: str, want: Wanted, table, table_longest
     else:
         exprs = list(node.args[:2])
     exprs += [kw.value for kw in node.keywords if kw.arg in _PATH_KEYWORDS]
-    texts, reads = _arg_texts(view, call, exprs)
+    texts, reads = _arg_texts(ctx, view, call, exprs)
     out: list[Load] = []
     for text in reversed(texts):
         if _not_data_path(text):
@@ -389,7 +410,7 @@ def _dispatches(ctx, view, want: Wanted, table, table_longest: int, lex: dict) -
     """A registry / dispatch on a dataset-name string: ``{"cifar10": CIFAR10, ...}``, ``if name == "era5":``.
     A known name counts as it is; the expected name outside the table only where the branch loads data."""
     out: list[Load] = []
-    for node in ast.walk(view.tree):
+    for node in nodes_of(ctx, view, (ast.Dict, ast.Compare, ast.If, ast.Match)):  # the nodes a dispatch is made of
         pairs: list[tuple[ast.expr, list[ast.AST] | None]] = []
         if isinstance(node, ast.Dict):
             pairs = [(k, [v] if isinstance(v, (ast.Name, ast.Attribute, ast.Call, ast.Lambda)) else None)

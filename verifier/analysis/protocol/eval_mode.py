@@ -14,14 +14,18 @@ from dataclasses import dataclass
 
 from verifier.analysis.protocol.common import (
     FileView,
+    built_view,
     dotted,
     evidence,
     file_view,
     python_paths,
     scope_admits,
     sorted_evidence,
+    text_of,
     tokens,
+    tree_nodes,
     views_mentioning,
+    walk_list,
 )
 from verifier.analysis.protocol.flow import flow
 from verifier.results import CheckResult, Status
@@ -42,20 +46,56 @@ class EvalFn:
 
 
 def _has_backward(node) -> bool:
-    """Does this body train (back-propagate, step an optimizer, take a JAX gradient)?"""
-    for n in ast.walk(node):
-        if not isinstance(n, ast.Call):
-            continue
-        if isinstance(n.func, ast.Attribute):
-            if n.func.attr == "backward":
-                return True
-            if n.func.attr in ("step", "apply_gradients") and set(tokens(dotted(n.func.value) or "")) & {
-                "opt", "optim", "optimizer", "state"
-            }:
-                return True
-        if (dotted(n.func) or "").rsplit(".", 1)[-1] in ("grad", "value_and_grad"):
+    """Does this body train (back-propagate, step an optimizer, take a JAX gradient)? (BodySites.backward in one
+    walk with the other sites; this is the reference.)"""
+    return any(_is_backward(n) for n in walk_list(node) if type(n) is ast.Call)
+
+
+def _is_backward(n: ast.Call) -> bool:
+    if isinstance(n.func, ast.Attribute):
+        if n.func.attr == "backward":
             return True
-    return False
+        if n.func.attr in ("step", "apply_gradients") and set(tokens(dotted(n.func.value) or "")) & {
+            "opt", "optim", "optimizer", "state"
+        }:
+            return True
+    return (dotted(n.func) or "").rsplit(".", 1)[-1] in ("grad", "value_and_grad")
+
+
+@dataclass(frozen=True, slots=True)
+class BodySites:
+    """What :func:`judge` asks of a function body (or module), from one walk of it, each list in ``ast.walk``
+    order as :func:`_eval_calls`, :func:`_no_grad_withs` and :func:`_train_calls` return it."""
+
+    eval_calls: tuple[ast.Call, ...]
+    no_grad_withs: tuple[ast.AST, ...]
+    train_calls: tuple[ast.Call, ...]
+    backward: bool
+
+
+def _sites(ctx, node, view: FileView | None = None) -> BodySites:
+    """The sites of a function body, or of a whole module (``view.tree``, from the file's shared node list)."""
+    return _per_node(ctx, "sites", node, lambda: _body_sites(
+        tree_nodes(ctx, view) if view is not None and node is view.tree else walk_list(node)))
+
+
+def _body_sites(nodes) -> BodySites:
+    """From a body's nodes in ``ast.walk`` order (less the nodes without fields: neither calls nor withs)."""
+    evals: list = []
+    withs: list = []
+    trains: list = []
+    backward = False
+    for n in nodes:
+        kind = type(n)
+        if kind is ast.Call:
+            evals.extend(_eval_calls_at(n))
+            if _is_train_call(n):
+                trains.append(n)
+            if not backward and _is_backward(n):
+                backward = True
+        elif kind is ast.With or kind is ast.AsyncWith:
+            withs.extend(_no_grad_withs_at(n))
+    return BodySites(tuple(evals), tuple(withs), tuple(trains), backward)
 
 
 _PLAIN = {"print", "len", "range", "sum", "max", "min", "float", "int", "enumerate", "zip", "list", "dict", "tuple",
@@ -64,8 +104,8 @@ _PLAIN = {"print", "len", "range", "sum", "max", "min", "float", "int", "enumera
 
 def _calls_a_model(view: FileView, node) -> bool:
     """Some call that is not a library function or builtin: ``model(x)``, ``self.policy.act(obs)``."""
-    for n in ast.walk(node):
-        if isinstance(n, ast.Call):
+    for n in walk_list(node):
+        if type(n) is ast.Call:
             name = dotted(n.func) or ""
             root = name.split(".")[0]
             if name and root not in view.imports and root not in _PLAIN and name.rsplit(".", 1)[-1] not in (
@@ -82,36 +122,46 @@ def _ml_file(view: FileView) -> bool:
     return any(v.lstrip(".").split(".")[0] in ML_IMPORTS for v in view.imports.values())
 
 
+# The per-kind walks BodySites gathers in one pass (the reference tests/test_protocol_shortcuts.py checks it against).
 def _eval_calls(node) -> list[ast.Call]:
+    return [site for n in ast.walk(node) if isinstance(n, ast.Call) for site in _eval_calls_at(n)]
+
+
+def _eval_calls_at(n: ast.Call) -> list[ast.Call]:
+    """``n`` once if it sets eval mode, once more per deterministic keyword it passes."""
     out = []
-    for n in ast.walk(node):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-            if n.func.attr == "eval" and not n.args and not n.keywords or n.func.attr == "train" and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False:
-                out.append(n)
-        if isinstance(n, ast.Call):
-            for kw in n.keywords:
-                if isinstance(kw.value, ast.Constant) and (kw.arg, kw.value.value) in DETERMINISTIC_KW:
-                    out.append(n)
+    if isinstance(n.func, ast.Attribute):
+        if n.func.attr == "eval" and not n.args and not n.keywords or n.func.attr == "train" and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False:
+            out.append(n)
+    for kw in n.keywords:
+        if isinstance(kw.value, ast.Constant) and (kw.arg, kw.value.value) in DETERMINISTIC_KW:
+            out.append(n)
     return out
 
 
 def _train_calls(node) -> list[ast.Call]:
-    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-            and n.func.attr == "train" and (not n.args or (isinstance(n.args[0], ast.Constant) and n.args[0].value is True))
-            and not n.keywords]
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and _is_train_call(n)]
+
+
+def _is_train_call(n: ast.Call) -> bool:
+    return (isinstance(n.func, ast.Attribute) and n.func.attr == "train"
+            and (not n.args or (isinstance(n.args[0], ast.Constant) and n.args[0].value is True)) and not n.keywords)
 
 
 def _no_grad_withs(node) -> list[ast.AST]:
+    return [site for n in ast.walk(node) if isinstance(n, (ast.With, ast.AsyncWith)) for site in _no_grad_withs_at(n)]
+
+
+def _no_grad_withs_at(n) -> list[ast.AST]:
+    """``n`` once per item that turns gradients off."""
     out = []
-    for n in ast.walk(node):
-        if isinstance(n, (ast.With, ast.AsyncWith)):
-            for item in n.items:
-                expr = item.context_expr
-                name = dotted(expr.func if isinstance(expr, ast.Call) else expr) or ""
-                leafname = name.rsplit(".", 1)[-1]
-                if leafname in ("no_grad", "inference_mode") or leafname == "set_grad_enabled" and isinstance(expr, ast.Call) and expr.args and \
-                        isinstance(expr.args[0], ast.Constant) and expr.args[0].value is False:
-                    out.append(n)
+    for item in n.items:
+        expr = item.context_expr
+        name = dotted(expr.func if isinstance(expr, ast.Call) else expr) or ""
+        leafname = name.rsplit(".", 1)[-1]
+        if leafname in ("no_grad", "inference_mode") or leafname == "set_grad_enabled" and isinstance(expr, ast.Call) and expr.args and \
+                isinstance(expr.args[0], ast.Constant) and expr.args[0].value is False:
+            out.append(n)
     return out
 
 
@@ -147,14 +197,68 @@ def find_eval_functions(ctx, scope) -> list[EvalFn]:
     return out
 
 
-def _callers(ctx, fn: EvalFn) -> list[tuple[FileView, object, ast.Call]]:
-    out = []
-    for view in views_mentioning(ctx, (fn.node.name,)):
-        for call in _calls_by_leaf(ctx, view).get(fn.node.name, ()):
-            if call.scope != fn.qual:
-                owner = view.functions.get(call.scope)
-                out.append((view, owner, call.node))
-    return out
+class _Caller:
+    """One call of an evaluation function's name, with what :func:`judge` asks of the body it sits in, worked out
+    once: evaluation functions that share a name (``evaluate``) share their callers."""
+
+    __slots__ = ("view", "call", "owner", "_eval_before", "_no_grad_around", "_trains")
+    _UNKNOWN = object()
+
+    def __init__(self, view: FileView, call) -> None:
+        self.view = view
+        self.call = call
+        self.owner = view.functions.get(call.scope)
+        self._eval_before = self._no_grad_around = self._trains = self._UNKNOWN
+
+    @property
+    def body(self):
+        return self.owner.node if self.owner is not None else self.view.tree
+
+    def eval_before(self, ctx):
+        """The last eval-mode call of the caller's body at or before the call (``ast.walk`` order), or None."""
+        if self._eval_before is self._UNKNOWN:
+            before = [c for c in _sites(ctx, self.body, self.view).eval_calls if c.lineno <= self.call.node.lineno]
+            self._eval_before = before[-1] if before else None
+        return self._eval_before
+
+    def no_grad_around(self, ctx):
+        """The first no-grad ``with`` of the caller's body that holds the call, or None."""
+        if self._no_grad_around is self._UNKNOWN:
+            withs = [w for w in _sites(ctx, self.body, self.view).no_grad_withs if _inside(self.call.node, [w])]
+            self._no_grad_around = withs[0] if withs else None
+        return self._no_grad_around
+
+    def trains(self, ctx) -> bool:
+        """The call sits in a repo function that trains."""
+        if self._trains is self._UNKNOWN:
+            self._trains = self.owner is not None and _trains(ctx, self.view, self.owner)
+        return self._trains
+
+
+def _callers(ctx, fn: EvalFn) -> list[_Caller]:
+    return [c for c in _calls_named(ctx, fn.node.name) if c.call.scope != fn.qual]
+
+
+def _calls_named(ctx, name: str) -> list:
+    """A :class:`_Caller` for every call of that leaf name in the files that mention it, in file order: asked once per
+    name (many evaluation functions share one: ``evaluate``, ``test``)."""
+    table: dict[str, list] = ctx.memo("protocol.eval_mode.calls_named", dict)
+    if name not in table:
+        # What ``views_mentioning(ctx, (name,))`` and the calls by leaf give, file by file; a file already parsed
+        # is asked for calls of that name first (a look-up), its text only when it has some.
+        found = []
+        for path in python_paths(ctx):
+            built, view = built_view(ctx, path)
+            if built:
+                calls = _calls_by_leaf(ctx, view).get(name, ()) if view is not None else ()
+                if calls and name in text_of(ctx, path):
+                    found.extend(_Caller(view, call) for call in calls)
+            elif name in text_of(ctx, path):
+                view = file_view(ctx, path)
+                if view is not None:
+                    found.extend(_Caller(view, call) for call in _calls_by_leaf(ctx, view).get(name, ()))
+        table[name] = found
+    return table[name]
 
 
 def _calls_by_leaf(ctx, view: FileView) -> dict[str, list]:
@@ -176,24 +280,24 @@ def judge(ctx, fn: EvalFn):
     """(score or None for mismatch, message, evidence) for one evaluation function."""
     jax = _is_jax(fn.view)
     ev = [evidence(ctx, fn.view.path, fn.node, "definition")]
-    eval_sites = _eval_calls(fn.node)
-    grad_sites = _no_grad_withs(fn.node)
+    own = _sites(ctx, fn.node)
+    eval_sites = list(own.eval_calls)
+    grad_sites = list(own.no_grad_withs)
     deco = _decorated_no_grad(fn.node)
     if deco is not None:
         grad_sites.append(deco)
     callers = _callers(ctx, fn)
-    for view, owner, call in callers:
-        body = owner.node if owner is not None else view.tree
+    for caller in callers:
         if not eval_sites:
-            before = [c for c in _per_node(ctx, "eval_calls", body, lambda: _eval_calls(body)) if c.lineno <= call.lineno]
-            if before:
-                eval_sites.append(before[-1])
-                ev.append(evidence(ctx, view.path, before[-1], "rule", note="eval mode set by the caller"))
+            before = caller.eval_before(ctx)
+            if before is not None:
+                eval_sites.append(before)
+                ev.append(evidence(ctx, caller.view.path, before, "rule", note="eval mode set by the caller"))
         if not grad_sites:
-            withs = [w for w in _per_node(ctx, "no_grad_withs", body, lambda: _no_grad_withs(body)) if _inside(call, [w])]
-            if withs:
-                grad_sites.append(withs[0])
-                ev.append(evidence(ctx, view.path, withs[0], "rule", note="no_grad in the caller"))
+            around = caller.no_grad_around(ctx)
+            if around is not None:
+                grad_sites.append(around)
+                ev.append(evidence(ctx, caller.view.path, around, "rule", note="no_grad in the caller"))
     for site in eval_sites[:1] + grad_sites[:1]:
         if _inside(site, [fn.node]):
             ev.append(evidence(ctx, fn.view.path, site, "rule", note="eval mode" if site in eval_sites else "no gradients"))
@@ -201,10 +305,11 @@ def judge(ctx, fn: EvalFn):
     has_eval = bool(eval_sites)
     has_no_grad = bool(grad_sites) or not needs_grad_off
     resumes = True
-    training_callers = [(v, o, c) for v, o, c in callers if o is not None and _trains(ctx, v, o)]
+    training_callers = [(c.view, c.owner, c.call.node) for c in callers if c.trains(ctx)]
     if has_eval and training_callers and not jax:
-        own_train = _train_calls(fn.node)
-        resumes = bool(own_train) or any(_train_calls(o.node) or _callee_sets_train(ctx, v, o) for v, o, _ in training_callers)
+        own_train = own.train_calls
+        resumes = bool(own_train) or any(_sites(ctx, o.node).train_calls or _callee_sets_train(ctx, v, o)
+                                         for v, o, _ in training_callers)
         if not resumes:
             v, _, c = training_callers[0]
             ev.append(evidence(ctx, v.path, c, "rule", note="evaluation inside training; model.train() never restores"))
@@ -256,14 +361,14 @@ def _trains(ctx, view: FileView, owner) -> bool:
 
 
 def _backward_in(ctx, node) -> bool:
-    return _per_node(ctx, "backward", node, lambda: _has_backward(node))
+    return _sites(ctx, node).backward
 
 
 def _named_with(ctx, what: str, name: str) -> tuple[ast.AST, ...]:
     """The bodies of the repo functions called ``name`` that back-propagate (``backward``) or set train mode
     (``train``). Asked once per name: in a large repo a callee name (``forward``, ``get``) names hundreds of
     functions, and every candidate evaluation function and caller asks about the same ones."""
-    test = (lambda n: _backward_in(ctx, n)) if what == "backward" else (lambda n: bool(_train_calls(n)))
+    test = (lambda n: _backward_in(ctx, n)) if what == "backward" else (lambda n: bool(_sites(ctx, n).train_calls))
     table: dict[str, tuple[ast.AST, ...]] = ctx.memo(f"protocol.eval_mode.named_{what}", dict)
     if name not in table:
         table[name] = tuple(fn.node for fn in _functions_named(ctx, {name}) if test(fn.node))

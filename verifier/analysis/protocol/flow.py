@@ -10,11 +10,13 @@ model-selection points, normalisation fitted before a split, and repo functions 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 
 from verifier.analysis.protocol.common import (
     MODULE_SCOPE,
+    NO_FIELDS_BUT_BREAK,
     FileView,
     dotted,
     file_view,
@@ -25,6 +27,7 @@ from verifier.analysis.protocol.common import (
     target_names,
     text_of,
     tokens,
+    walk_list,
 )
 
 KINDS = ("test", "val", "train")
@@ -62,6 +65,7 @@ STATS_CALLS = {"mean", "std", "var", "min", "max", "fit", "fit_transform", "nanm
 SPLIT_APIS = {"train_test_split", "random_split", "split", "kfold"}
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def name_kind(name: str) -> str | None:
     """The split a variable's name says it holds, or None (``test_size`` is a setting, not data)."""
     toks = tokens(name.rsplit(".", 1)[-1])
@@ -79,6 +83,7 @@ def name_kind(name: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def split_word(text: str) -> str | None:
     """``"test"`` / ``"validation[:10%]"`` / ``"train+validation"`` -> the split it names (test wins)."""
     low = text.lower()
@@ -166,39 +171,90 @@ class _Analyzer:
         self.returns: dict[tuple[str, str], list[Taint]] = {}  # held-out taint per returned position
         self.statements = 0
         self._seen_events: set[tuple] = set()
+        # Per-node facts that do not depend on the taint environment, worked out on the first visit (a loop body
+        # is walked twice, a function once per distinct argument taint): node id -> (node, ..., facts).
+        self._templates: dict[int, tuple] = {}
+        self._fits_below: dict[int, tuple] = {}
+        self._selection_ifs: dict[int, tuple] = {}
+        self._call_facts: dict[int, tuple] = {}
 
     def view(self, path: str) -> FileView | None:
         return file_view(self.ctx, path) if path in self.allowed else None
 
     # ----- taint of expressions ---------------------------------------------------------------------------
     def kinds_of(self, node: ast.AST | None, env: dict[str, Taint], view: FileView) -> Taint:
-        out: Taint = {}
+        """The splits an expression carries: what it says itself (split APIs, split names; fixed per node, so
+        worked out once) merged, in walk order, with what ``env`` says of the chains it reads."""
         if node is None:
-            return out
-        func_positions = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Call):
+            return {}
+        chains, static, items, _ = self._template(node, view)
+        if not chains or env.keys().isdisjoint(chains):
+            return dict(static)
+        out: Taint = {}
+        for chain, kind, origin in items:
+            if chain is None:
+                out.setdefault(kind, origin)
+            else:
+                for k, o in env.get(chain, {}).items():
+                    out.setdefault(k, o)
+        return out
+
+    def _template(self, node: ast.AST, view: FileView):
+        """(chains read, taint when ``env`` knows none of them, items in walk order, the calls below in walk
+        order): an item is (None, kind, origin) for a fixed taint, (chain, None, None) for a look-up of ``env``.
+        One walk of the expression, the first time it is met."""
+        key = id(node)
+        known = self._templates.get(key)
+        if known is not None and known[0] is node and known[1] == view.path:
+            return known[2]
+        kind_of_node = type(node)
+        if kind_of_node is ast.Constant:  # (no children: what the walk would give, without it)
+            return _NO_TAINT
+        if kind_of_node is ast.Name:
+            kind = name_kind(node.id)
+            fixed = ((None, kind, Origin(view.path, node.lineno)),) if kind else ()
+            template = (frozenset((node.id,)), {kind: fixed[0][2]} if kind else {}, ((node.id, None, None), *fixed), ())
+            self._templates[key] = (node, view.path, template)
+            return template
+        items: list[tuple] = []
+        static: Taint = {}
+        chains: set[str] = set()
+        calls: list[ast.Call] = []
+        for chain, kind, origin in self._template_items(node, view, calls):
+            if chain is None:
+                static.setdefault(kind, origin)
+            else:
+                chains.add(chain)
+            items.append((chain, kind, origin))
+        template = (frozenset(chains), static, tuple(items), tuple(calls))
+        self._templates[key] = (node, view.path, template)
+        return template
+
+    def _template_items(self, node: ast.AST, view: FileView, calls: list[ast.Call]):
+        """What the original walk did, as items: env look-ups stand where the walk read ``env``."""
+        func_positions: set[int] = set()  # a call's function is visited after the call itself (breadth first)
+        for sub in walk_list(node):
+            kind_of_node = type(sub)
+            if kind_of_node is ast.Call:
+                calls.append(sub)
+                func_positions.add(id(sub.func))
                 kind = call_source_kind(sub)
                 if kind:
-                    out.setdefault(kind, Origin(view.path, sub.lineno))
-            elif isinstance(sub, ast.Subscript):
+                    yield None, kind, Origin(view.path, sub.lineno)
+            elif kind_of_node is ast.Subscript:
                 key = sub.slice
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
                     kind = split_word(key.value)
                     if kind:
-                        out.setdefault(kind, Origin(view.path, sub.lineno))
-            elif isinstance(sub, (ast.Name, ast.Attribute)) and id(sub) not in func_positions:
+                        yield None, kind, Origin(view.path, sub.lineno)
+            elif (kind_of_node is ast.Name or kind_of_node is ast.Attribute) and id(sub) not in func_positions:
                 chain = dotted(sub)
                 if not chain or "()" in chain:
                     continue
-                for k, o in env.get(chain, {}).items():
-                    out.setdefault(k, o)
-                if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id in ("self", "cls"):
-                    pass
+                yield chain, None, None
                 kind = name_kind(chain)
                 if kind:
-                    out.setdefault(kind, Origin(view.path, sub.lineno))
-        return out
+                    yield None, kind, Origin(view.path, sub.lineno)
 
     # ----- statements -------------------------------------------------------------------------------------
     def run_function(self, view: FileView, qual: str, params: dict[str, Taint], depth: int) -> None:
@@ -280,6 +336,21 @@ class _Analyzer:
                 return
             self.statement(stmt, env, fitted, view, qual, depth, top)
 
+    def loop_body(self, body, env, fitted, view, qual, depth) -> None:
+        """A loop body walked twice, so values carried round the loop reach the next iteration. When the first
+        walk leaves ``env`` and ``fitted`` as they were, the second would redo the first step for step: the same
+        taint everywhere, so the same events (already recorded), the same calls (their functions already run,
+        their returns known); only the statement count would grow, so it grows by what the walk would have
+        counted, and the walk is left out (not when that count could reach the statement bound)."""
+        before = _state(env, fitted)
+        self.block(body, env, fitted, view, qual, depth)
+        if _state(env, fitted) == before:
+            again = _statements_walked(body)
+            if self.statements + again <= MAX_STATEMENTS:
+                self.statements += again
+                return
+        self.block(body, env, fitted, view, qual, depth)
+
     def statement(self, stmt, env, fitted, view, qual, depth, top) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return
@@ -297,8 +368,7 @@ class _Analyzer:
             for name in target_names(stmt.target):
                 if kinds:
                     env.setdefault(name, {}).update({k: o for k, o in kinds.items() if k not in env.get(name, {})})
-            for _ in range(2):  # loop-carried values reach the next iteration
-                self.block(stmt.body, env, fitted, view, qual, depth)
+            self.loop_body(stmt.body, env, fitted, view, qual, depth)  # twice: loop-carried values reach the next
             self.block(stmt.orelse, env, fitted, view, qual, depth)
             return
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -319,8 +389,7 @@ class _Analyzer:
             return
         if isinstance(stmt, ast.While):
             self.exprs(stmt.test, env, view, qual, depth, stmt)
-            for _ in range(2):
-                self.block(stmt.body, env, fitted, view, qual, depth)
+            self.loop_body(stmt.body, env, fitted, view, qual, depth)
             return
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self.block(stmt.body, env, fitted, view, qual, depth)
@@ -392,9 +461,28 @@ class _Analyzer:
 
     # ----- normalisation fitted on all data, then split ------------------------------------------------------
     def track_fit(self, value, names, env, fitted, view) -> None:
-        for sub in ast.walk(value):
-            if not isinstance(sub, ast.Call):
-                continue
+        stats_inputs, roots = self._fit_facts(value, view)
+        for sub, callee, inp, root in stats_inputs:
+            if self.kinds_of(inp, env, view):
+                continue  # statistics of a split already: fine
+            fitted.setdefault(root, sub.lineno)
+            if callee in ("fit_transform",) or any(n == root for n in names):
+                for n in names:
+                    fitted.setdefault(n, sub.lineno)
+        if not fitted:
+            return
+        for name in names:
+            if name not in fitted and any(n in fitted for n in roots) and not self.kinds_of(value, env, view):
+                fitted[name] = fitted[next(n for n in roots if n in fitted)]
+
+    def _fit_facts(self, value, view):
+        """(statistics calls below ``value`` with each input and its chain, in walk order; the sorted chains
+        ``value`` reads): what :meth:`track_fit` looks at, fixed per node."""
+        known = self._fits_below.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        stats_inputs = []
+        for sub in self._calls_in(value, view):
             callee = leaf(dotted(sub.func) or "")
             if callee not in STATS_CALLS:
                 continue
@@ -407,16 +495,10 @@ class _Analyzer:
                 root = dotted(inp)
                 if not root or "()" in root:
                     continue
-                kinds = self.kinds_of(inp, env, view)
-                if kinds:
-                    continue  # statistics of a split already: fine
-                fitted.setdefault(root, sub.lineno)
-                if callee in ("fit_transform",) or any(n == root for n in names):
-                    for n in names:
-                        fitted.setdefault(n, sub.lineno)
-        for name in names:
-            if name not in fitted and any(n in fitted for n in _roots(value)) and not self.kinds_of(value, env, view):
-                fitted[name] = fitted[next(n for n in sorted(_roots(value)) if n in fitted)]
+                stats_inputs.append((sub, callee, inp, root))
+        facts = (tuple(stats_inputs), tuple(sorted(_roots(value))))
+        self._fits_below[id(value)] = (value, facts)
+        return facts
 
     def check_split_input(self, inputs, fitted, view, node, qual) -> None:
         for inp in inputs:
@@ -430,20 +512,30 @@ class _Analyzer:
     def exprs(self, node, env, view, qual, depth, stmt) -> None:
         if node is None:
             return
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Call):
-                self.call(sub, env, view, qual, depth)
+        for sub in self._calls_in(node, view):
+            self.call(sub, env, view, qual, depth)
+
+    def _calls_in(self, node: ast.AST, view: FileView) -> tuple[ast.Call, ...]:
+        """The calls of an expression in ``ast.walk`` order."""
+        return self._template(node, view)[3]
 
     def call(self, node: ast.Call, env, view, qual, depth) -> None:
-        name = dotted(node.func) or ""
-        callee = leaf(name)
-        arg_nodes = list(node.args) + [kw.value for kw in node.keywords]
+        known = self._call_facts.get(id(node))
+        if known is None or known[0] is not node:
+            name = dotted(node.func) or ""
+            known = self._call_facts[id(node)] = (node, name, leaf(name), list(node.args) + [kw.value for kw in node.keywords])
+        _, name, callee, arg_nodes = known
         arg_kinds: Taint = {}
-        for arg in arg_nodes:
-            for k, o in self.kinds_of(arg, env, view).items():
-                arg_kinds.setdefault(k, o)
-        receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
-        recv_kinds = self.kinds_of(receiver, env, view) if receiver is not None else {}
+        recv_kinds: Taint = {}
+        # The taint of the arguments and receiver matters only to the branches below that read it; for any other
+        # callee (most calls: library functions and methods no repo function shares a name with) it is unused.
+        if (callee in FIT_SINKS or callee == "backward" or callee == "step" or callee in self.by_name
+                or callee.startswith(("train", "fit")) or _is_stopper(name, callee)):
+            for arg in arg_nodes:
+                for k, o in self.kinds_of(arg, env, view).items():
+                    arg_kinds.setdefault(k, o)
+            receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+            recv_kinds = self.kinds_of(receiver, env, view) if receiver is not None else {}
         if callee in FIT_SINKS and arg_kinds:
             self.emit("train-sink", view, node, qual, arg_kinds, f"`{name}` fits on it", callee)
         elif callee == "backward":
@@ -515,12 +607,11 @@ class _Analyzer:
 
     def selection_if(self, stmt: ast.If, env, view, qual) -> None:
         test = stmt.test
-        if not any(isinstance(n, ast.Compare) for n in ast.walk(test)):
-            return
-        action = _selection_action(stmt.body)
-        test_names = {dotted(n) or "" for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))}
-        mentions_best = any("best" in tokens(n) or "patience" in tokens(n) for n in test_names)
-        if not action or not (mentions_best or action in ("save", "best")):
+        known = self._selection_ifs.get(id(stmt))
+        if known is None or known[0] is not stmt:
+            known = self._selection_ifs[id(stmt)] = (stmt, _selection_if_action(stmt))
+        action = known[1]
+        if action is None:
             return
         kinds = self.kinds_of(test, env, view)
         verb = {"save": "saves a checkpoint", "best": "keeps the best", "stop": "stops early"}[action]
@@ -536,8 +627,52 @@ class _Analyzer:
         self.result.events.append(Event(kind, view.path, line, end, qual, dict(sorted(kinds.items())), detail, callee))
 
 
+def _selection_if_action(stmt: ast.If) -> str | None:
+    """The selection an ``if`` makes (save / best / stop) when its test compares and names what it selects on."""
+    test = stmt.test
+    if not any(isinstance(n, ast.Compare) for n in walk_list(test)):
+        return None
+    action = _selection_action(stmt.body)
+    test_names = {dotted(n) or "" for n in walk_list(test) if isinstance(n, (ast.Name, ast.Attribute))}
+    mentions_best = any("best" in tokens(n) or "patience" in tokens(n) for n in test_names)
+    if not action or not (mentions_best or action in ("save", "best")):
+        return None
+    return action
+
+
+def _state(env: dict[str, Taint], fitted: dict[str, int]) -> tuple:
+    """``env`` and ``fitted`` with their order (a taint's first origin is the one kept)."""
+    return tuple((name, tuple(taint.items())) for name, taint in env.items()), tuple(fitted.items())
+
+
+def _statements_walked(body: list[ast.stmt]) -> int:
+    """How many statements :meth:`_Analyzer.block` counts walking ``body`` (loop bodies twice), calls aside."""
+    count = 0
+    for stmt in body:
+        count += 1
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            count += 2 * _statements_walked(stmt.body) + _statements_walked(stmt.orelse)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            count += _statements_walked(stmt.body)
+        elif isinstance(stmt, ast.If):
+            count += _statements_walked(stmt.body) + _statements_walked(stmt.orelse)
+        elif isinstance(stmt, ast.While):
+            count += 2 * _statements_walked(stmt.body)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            count += _statements_walked(stmt.body) + sum(_statements_walked(h.body) for h in stmt.handlers)
+            count += _statements_walked(stmt.orelse) + _statements_walked(stmt.finalbody)
+        elif isinstance(stmt, ast.Match):
+            count += sum(_statements_walked(case.body) for case in stmt.cases)
+    return count
+
+
+_NO_TAINT: tuple = (frozenset(), {}, (), ())  # the template of a constant: reads nothing, says nothing, calls nothing
+
+
 def _roots(node: ast.AST) -> set[str]:
-    return {d for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)) and (d := dotted(n)) and "()" not in d}
+    return {d for n in walk_list(node) if isinstance(n, (ast.Name, ast.Attribute)) and (d := dotted(n)) and "()" not in d}
 
 
 def _is_stopper(name: str, callee: str) -> bool:
@@ -547,7 +682,7 @@ def _is_stopper(name: str, callee: str) -> bool:
 
 def _selection_action(body: list[ast.stmt]) -> str | None:
     for stmt in body:
-        for sub in ast.walk(stmt):
+        for sub in walk_list(stmt, NO_FIELDS_BUT_BREAK):  # ast.walk's order; breaks kept, what it skips is none of these
             if isinstance(sub, ast.Call) and leaf(dotted(sub.func) or "") in SAVE_CALLS:
                 return "save"
             if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):

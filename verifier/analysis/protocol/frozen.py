@@ -17,7 +17,9 @@ from verifier.analysis.protocol.common import (
     FileView,
     dotted,
     evidence,
+    nodes_of,
     norm,
+    parents_of,
     scope_admits,
     sorted_evidence,
     tokens,
@@ -46,9 +48,9 @@ def _same(name: str, key: str) -> bool:
     return n == key or n.rstrip("s") == key.rstrip("s")
 
 
-def _barriers(view: FileView, key: str) -> list[tuple[ast.AST, str]]:
+def _barriers(ctx, view: FileView, key: str) -> list[tuple[ast.AST, str]]:
     out: list[tuple[ast.AST, str]] = []
-    for node in ast.walk(view.tree):
+    for node in nodes_of(ctx, view, _BARRIER_NODES):
         if isinstance(node, ast.Call):
             name = dotted(node.func) or ""
             leafname = name.rsplit(".", 1)[-1]
@@ -97,6 +99,9 @@ def _barriers(view: FileView, key: str) -> list[tuple[ast.AST, str]]:
                             out.append((node, "its forward runs under no_grad"))
                             break
     return out
+
+
+_BARRIER_NODES = (ast.Call, ast.Assign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)  # what a barrier is made of
 
 
 def _name_filtered_freeze(loop: ast.For | ast.AsyncFor, key: str) -> bool:
@@ -221,8 +226,8 @@ def other_spellings(ctx, raw: str, scope: str | None) -> list[str]:
     if _SYMBOL.fullmatch(raw):
         ending = re.compile(rf"^[A-Za-z][A-Za-z0-9]*_{re.escape(raw)}$")
         for view in views_mentioning(ctx, [f"_{raw}"], scope):
-            for node in ast.walk(view.tree):
-                name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+            for node in nodes_of(ctx, view, (ast.Name, ast.Attribute)):
+                name = node.id if isinstance(node, ast.Name) else node.attr
                 if name and ending.match(name):
                     out.append(name)
     return list(dict.fromkeys(n for n in out if n != raw))  # first spelling first
@@ -237,14 +242,14 @@ def _evaluate(raw: str, ctx, scope: str | None, symbol: bool = False) -> CheckRe
     barriers, trained, seen = [], [], []
     for view in views:
         found_name = False
-        for node in ast.walk(view.tree):
-            if isinstance(node, (ast.Name, ast.Attribute)) and _same(node.id if isinstance(node, ast.Name) else node.attr, key):
+        for node in nodes_of(ctx, view, (ast.Name, ast.Attribute)):
+            if _same(node.id if isinstance(node, ast.Name) else node.attr, key):
                 found_name = True
                 seen.append((view, node))
                 break
         if not found_name:
             continue
-        barriers += [(view, n, why) for n, why in _barriers(view, key)]
+        barriers += [(view, n, why) for n, why in _barriers(ctx, view, key)]
         for opt in _optimizers(view):
             params_arg = opt.args[0] if opt.args else next((k.value for k in opt.keywords if k.arg in ("params", "parameters")), None)
             if params_arg is not None and _mentions(params_arg, key) and "requires_grad" not in ast.unparse(params_arg):
@@ -341,12 +346,12 @@ def _pretrained_load(value: ast.AST, view: FileView) -> bool:
 _CHECKPOINT_LOADS = {"load", "load_file", "load_state_dict_from_url", "load_checkpoint"}
 
 
-def _pretrained_owners(view: FileView, optimizer_lines: dict[str, list[int]]) -> dict[str, ast.AST]:
+def _pretrained_owners(ctx, view: FileView, optimizer_lines: dict[str, list[int]]) -> dict[str, ast.AST]:
     """Variables and attributes bound to a pretrained model in this file: a pretrained load (also as the argument
     of a wrapper, ``bias_only(AutoModel.from_pretrained(...))``), or a checkpoint file's ``load_state_dict`` before
     an optimizer of the same function (not a best checkpoint restored after training)."""
     out: dict[str, ast.AST] = {}
-    for node in ast.walk(view.tree):
+    for node in nodes_of(ctx, view, (ast.Assign, ast.Call)):
         if isinstance(node, ast.Assign) and _loads_pretrained(node.value, view):
             for target in node.targets:
                 for t in (target.elts if isinstance(target, ast.Tuple) else [target]):
@@ -369,10 +374,10 @@ def _loads_pretrained(value: ast.AST, view: FileView) -> bool:
     return isinstance(call, ast.Call) and any(_pretrained_load(a, view) for a in call.args)
 
 
-def _derived(names: set[str], view: FileView) -> set[str]:
+def _derived(ctx, names: set[str], view: FileView) -> set[str]:
     """``model = inject_lora(base_model, r)``: what is built from a named model is that model too."""
     out = set(names)
-    assigns = [n for n in ast.walk(view.tree) if isinstance(n, ast.Assign) and isinstance(_innermost(n.value), ast.Call)]
+    assigns = [n for n in nodes_of(ctx, view, (ast.Assign,)) if isinstance(_innermost(n.value), ast.Call)]
     for _ in range(3):
         before = len(out)
         for node in assigns:
@@ -387,12 +392,12 @@ def _derived(names: set[str], view: FileView) -> set[str]:
     return out
 
 
-def _freezing_helpers(views: list[FileView]) -> dict[str, tuple[int, str, FileView, ast.AST]]:
+def _freezing_helpers(ctx, views: list[FileView]) -> dict[str, tuple[int, str, FileView, ast.AST]]:
     """Repo functions that freeze every base parameter of one of their arguments (``def add_lora(vit): for p in
     vit.parameters(): p.requires_grad = False``): name -> (argument position, parameter, file, freeze)."""
     out: dict[str, tuple[int, str, FileView, ast.AST]] = {}
     for view in views:
-        switches = [sw for sw in _grad_switches(view) if sw.on is False]
+        switches = [sw for sw in _grad_switches(ctx, view) if sw.on is False]
         for fn in view.functions.values():
             params = [a.arg for a in fn.node.args.args]
             start, end = fn.node.lineno, fn.node.end_lineno or fn.node.lineno
@@ -459,10 +464,10 @@ def _base_flags(loop: ast.For | ast.AsyncFor) -> list[tuple[ast.AST, bool | None
     return out
 
 
-def _parameter_loops(view: FileView) -> list[tuple[ast.AST, str]]:
+def _parameter_loops(ctx, view: FileView) -> list[tuple[ast.AST, str]]:
     out = []
-    for node in ast.walk(view.tree):
-        if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call) and \
+    for node in nodes_of(ctx, view, (ast.For, ast.AsyncFor)):
+        if isinstance(node.iter, ast.Call) and \
                 isinstance(node.iter.func, ast.Attribute) and node.iter.func.attr in ("parameters", "named_parameters"):
             owner = dotted(node.iter.func.value)
             if owner and "(" not in owner:
@@ -482,10 +487,10 @@ class _Grad:
     why: str
 
 
-def _grad_switches(view: FileView) -> list[_Grad]:
+def _grad_switches(ctx, view: FileView) -> list[_Grad]:
     out: list[_Grad] = []
-    for node in ast.walk(view.tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
+    for node in nodes_of(ctx, view, (ast.Call,)):
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
             owner = dotted(node.func.value)
             args = node.args or [k.value for k in node.keywords]
             value = args[0] if args else ast.Constant(True)
@@ -495,7 +500,7 @@ def _grad_switches(view: FileView) -> list[_Grad]:
                 out.append(_Grad(view, node, owner, False, "requires_grad_(False) over the model"))
             elif not _adapter_word(owner.rsplit(".", 1)[-1]) and owner.rsplit(".", 1)[-1] not in _HEAD_MODULES:
                 out.append(_Grad(view, node, owner, True, f"`{owner}.requires_grad_(True)`"))
-    for loop, owner in _parameter_loops(view):
+    for loop, owner in _parameter_loops(ctx, view):
         flags = [f for _, f in _base_flags(loop)]
         if not flags or (True in flags and "." in owner and (_adapter_word(owner.rsplit(".", 1)[-1])
                                                              or owner.rsplit(".", 1)[-1] in _HEAD_MODULES)):
@@ -509,10 +514,9 @@ def _grad_switches(view: FileView) -> list[_Grad]:
     return out
 
 
-def _peft_wraps(view: FileView) -> list[tuple[ast.AST, list[str]]]:
+def _peft_wraps(ctx, view: FileView) -> list[tuple[ast.AST, list[str]]]:
     """PEFT wrapping calls (they freeze every base parameter) and the names of the wrapped and wrapping model."""
     out = []
-    parents = {id(c): p for p in ast.walk(view.tree) for c in ast.iter_child_nodes(p)}
     for cv in view.calls:
         wrapped = None
         if cv.leaf in _PEFT_WRAPS and cv.node.args:
@@ -526,6 +530,7 @@ def _peft_wraps(view: FileView) -> list[tuple[ast.AST, list[str]]]:
         if wrapped is None:
             continue
         names = [dotted(wrapped) or ""]
+        parents = parents_of(ctx, view)
         parent = parents.get(id(_outermost(cv.node, parents)))
         if isinstance(parent, ast.Assign):
             names += [dotted(t) or "" for t in parent.targets]
@@ -635,25 +640,25 @@ def _evaluate_base_weights(ctx, scope: str | None) -> CheckResult:
         for v, call, _ in optimizers:
             if v is view:
                 lines.setdefault(_scope_of(view, call), []).append(call.lineno)
-        found = _pretrained_owners(view, lines)
-        pretrained[view.path] = {**{n: found[next(iter(found))] for n in _derived(set(found), view) if found}, **found}
+        found = _pretrained_owners(ctx, view, lines)
+        pretrained[view.path] = {**{n: found[next(iter(found))] for n in _derived(ctx, set(found), view) if found}, **found}
 
     def is_pretrained(view: FileView, owner: str) -> ast.AST | None:
         return next((node for chain, node in pretrained[view.path].items() if _related(owner, chain)), None)
 
     barriers: list[tuple[FileView, ast.AST, set[str], str]] = []
     for view in views:
-        for node, names in _peft_wraps(view):
+        for node, names in _peft_wraps(ctx, view):
             if admits(view, node):
                 barriers.append((view, node, set(names), "PEFT freezes the base model"))
-    switches = [s for view in views for s in _grad_switches(view) if admits(view, s.node)]
+    switches = [s for view in views for s in _grad_switches(ctx, view) if admits(view, s.node)]
     for sw in switches:
         if sw.on is False and is_pretrained(sw.view, sw.owner) is not None:
             barriers.append((sw.view, sw.node, {sw.owner}, sw.why))
-    helpers = _freezing_helpers(views_mentioning(ctx, ["requires_grad"], scope))  # helper modules need not import torch
+    helpers = _freezing_helpers(ctx, views_mentioning(ctx, ["requires_grad"], scope))  # helper modules need not import torch
     parents = {}
     for view in views:
-        parents[view.path] = {id(c): p for p in ast.walk(view.tree) for c in ast.iter_child_nodes(p)}
+        parents[view.path] = parents_of(ctx, view)
     for view in views:
         for cv in view.calls:
             helper = helpers.get(cv.leaf)
@@ -676,7 +681,7 @@ def _evaluate_base_weights(ctx, scope: str | None) -> CheckResult:
                 names |= {c for t in parent.targets if (c := dotted(t)) and "(" not in c}
             where = f" ({hv.path}:{hnode.lineno})" if hnode is not cv.node else ""
             barriers.append((view, cv.node, names, f"`{cv.leaf}(...)` freezes its parameters{where}"))
-    barriers = [(v, n, _derived(names, v), why) for v, n, names, why in barriers]
+    barriers = [(v, n, _derived(ctx, names, v), why) for v, n, names, why in barriers]
 
     def covered(view: FileView, owner: str) -> bool:
         return any(bv is view and any(_related(owner, x) for x in names) for bv, _, names, _ in barriers)

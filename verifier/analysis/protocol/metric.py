@@ -10,6 +10,7 @@ identifier pieces (``is``, ``map``) identify a metric only through its APIs and 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from verifier.analysis.protocol.common import (
     lower_text,
     name_mentions,
     name_spans,
+    nodes_of,
     norm,
     python_paths,
     scope_admits,
@@ -128,13 +130,13 @@ def _symbol_piece(name: str, symbol: str) -> bool:
     return symbol in name.rsplit(".", 1)[-1].split("_")
 
 
-def _symbol_found(view, symbol: str, scope, report_calls: frozenset[str]) -> list[Found]:
+def _symbol_found(ctx, view, symbol: str, scope, report_calls: frozenset[str]) -> list[Found]:
     """``total_J = mse + wf * energy`` that is then returned, printed, logged, saved or collected: the paper's
     symbol computed and reported. Computed but never reported, or only set to a literal, is not the metric."""
     computed: list[tuple[str, ast.AST]] = []
     literal: list[tuple[str, ast.AST]] = []
-    for node in ast.walk(view.tree):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+    for node in nodes_of(ctx, view, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        if node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for name in (n for t in targets if not isinstance(t, ast.Subscript) for n in target_names(t)):
                 if _symbol_piece(name, symbol):
@@ -143,7 +145,7 @@ def _symbol_found(view, symbol: str, scope, report_calls: frozenset[str]) -> lis
                     elif _number_literal(node.value):
                         literal.append((name, node))
     reported: dict[str, str] = {}
-    for node in ast.walk(view.tree):
+    for node in nodes_of(ctx, view, (ast.Return, ast.Call)):
         if isinstance(node, ast.Return) and node.value is not None:
             for n in ast.walk(node.value):
                 if isinstance(n, (ast.Name, ast.Attribute)) and _symbol_piece(dotted(n) or "", symbol):
@@ -178,7 +180,7 @@ def _find_symbol(ctx, scope: str | None, symbol: str, rule: dict) -> list[Found]
     out: list[Found] = []
     for path in python_paths(ctx, scope):
         if piece.search(text_of(ctx, path)) and (view := file_view(ctx, path)):
-            out.extend(_symbol_found(view, symbol, scope, report_calls))
+            out.extend(_symbol_found(ctx, view, symbol, scope, report_calls))
     return sorted(set(out), key=lambda f: (f.rank, f.file, f.line, f.message))
 
 
@@ -222,12 +224,12 @@ def find(ctx, scope: str | None, rule: dict, expect: str) -> list[Found]:
             else:
                 out.append(Found(3, "partial", tax.cap, f"`{qual}` computes {entry['name']} but {tax.reason}",
                                  view.path, line, end, "definition", tax.evidence))
-        out.extend(_assignments(view, aliases | strings, entry["name"], scope))
+        out.extend(_assignments(ctx, view, aliases | strings, entry["name"], scope))
         if entry.get("timers"):
-            out.extend(_timer_differences(view, entry, scope))
+            out.extend(_timer_differences(ctx, view, entry, scope))
         for attr in entry.get("attributes", []):
-            for node in ast.walk(view.tree):
-                if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load):
+            for node in nodes_of(ctx, view, (ast.Attribute,)):
+                if node.attr == attr and isinstance(node.ctx, ast.Load):
                     out.append(Found(0, "pass", 1.0, f"{entry['name']} read from `.{attr}`", view.path, node.lineno,
                                      node.end_lineno or node.lineno))
     return sorted(set(out), key=lambda f: (f.rank, f.file, f.line, f.message))
@@ -273,23 +275,41 @@ def _logged(view, call, strings: set[str], metric: str) -> list[Found]:
     return out
 
 
-def _assignments(view, aliases: set[str], metric: str, scope) -> list[Found]:
+def _assigned(ctx, view) -> list[tuple[str, ast.AST, ast.expr, bool]]:
+    """Every (name, where, value, augmented) a file assigns or returns in a dict, in walk order: read once per run,
+    then each metric check keeps the names after its metric."""
+
+    def build() -> list[tuple[str, ast.AST, ast.expr, bool]]:
+        out: list[tuple[str, ast.AST, ast.expr, bool]] = []
+        for node in nodes_of(ctx, view, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [n.rsplit(".", 1)[-1] for t in targets if not isinstance(t, ast.Subscript) for n in target_names(t)]
+                names += [key for t in targets if isinstance(t, ast.Subscript) and (key := const_str(t.slice))]
+                out += [(name, node, node.value, isinstance(node, ast.AugAssign)) for name in names]
+            elif isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
+                for key, value in zip(node.value.keys, node.value.values):
+                    name = const_str(key)
+                    if name and not isinstance(value, ast.Constant):
+                        out.append((name, value, value, False))
+        return out
+
+    return ctx.memo(f"protocol.metric.assigned:{view.path}", build)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _holds_value(name: str, aliases: frozenset[str]) -> bool:
+    return value_name(name, aliases)
+
+
+def _assignments(ctx, view, aliases: set[str], metric: str, scope) -> list[Found]:
     """``ppl = math.exp(loss)`` / ``acc = correct / total`` / ``results["psnr"] = ...`` / ``return {"psnr": ...}``:
     a metric computed inline (a literal is a stub)."""
     values: dict[str, list[tuple[ast.AST, ast.expr, bool]]] = {}  # name -> (where, value, augmented)
-    for node in ast.walk(view.tree):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [n.rsplit(".", 1)[-1] for t in targets if not isinstance(t, ast.Subscript) for n in target_names(t)]
-            names += [key for t in targets if isinstance(t, ast.Subscript) and (key := const_str(t.slice))]
-            for name in names:
-                if value_name(name, aliases):
-                    values.setdefault(name, []).append((node, node.value, isinstance(node, ast.AugAssign)))
-        elif isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
-            for key, value in zip(node.value.keys, node.value.values):
-                name = const_str(key)
-                if name and value_name(name, aliases) and not isinstance(value, ast.Constant):
-                    values.setdefault(name, []).append((value, value, False))
+    wanted = frozenset(aliases)
+    for name, where, value, augmented in _assigned(ctx, view):
+        if _holds_value(name, wanted):
+            values.setdefault(name, []).append((where, value, augmented))
     out = []
     for name, items in sorted(values.items()):
         computed = [where for where, value, aug in items if aug or _computes(value, aliases, view.imports)]
@@ -333,7 +353,7 @@ def _computes(value: ast.AST, aliases: set[str], imports: dict[str, str]) -> boo
     return local and any(isinstance(n, ast.Name) for n in ast.walk(value))
 
 
-def _timer_differences(view, entry: dict, scope) -> list[Found]:
+def _timer_differences(ctx, view, entry: dict, scope) -> list[Found]:
     """``time.perf_counter() - t0`` / ``end - start`` between two clock readings, or a CUDA event's
     ``start.elapsed_time(end)``: a measured duration. A difference only compared (a timeout) measures nothing."""
     timers = set(entry.get("timers", []))
@@ -347,8 +367,8 @@ def _timer_differences(view, entry: dict, scope) -> list[Found]:
 
     readings: set[str] = set()  # names (``t0``, ``self.start``) assigned a clock reading
     event_names: set[str] = set()
-    for node in ast.walk(view.tree):
-        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+    for node in nodes_of(ctx, view, (ast.Assign, ast.AnnAssign)):
+        if node.value is None:
             continue
         for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
             pairs = [(target, node.value)]
@@ -407,7 +427,7 @@ def _skipping_initial(ctx, scope, rule: dict, expect: str) -> list[Found]:
     apis = list(entry.get("apis", []))
     out: list[Found] = []
     for view in _views(ctx, scope, entry, aliases):
-        for node in ast.walk(view.tree):
+        for node in nodes_of(ctx, view, (ast.Call, ast.Assign, ast.AnnAssign)):
             if isinstance(node, ast.Call):
                 leaf = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
                 qual = qualify(dotted(node.func) or "", view.imports)

@@ -28,9 +28,11 @@ from verifier.analysis.protocol.common import (
     python_paths,
     scope_admits,
     sorted_evidence,
+    tree_nodes,
     views_mentioning,
+    walk_list,
 )
-from verifier.analysis.protocol.values import Resolver, Setting, _local_assign, config_settings
+from verifier.analysis.protocol.values import Resolver, Setting, assigned_before, config_settings
 from verifier.index.facts import BindingKind
 from verifier.results import CheckResult, Status
 
@@ -339,7 +341,7 @@ def _hydra_uses(ctx, scope: str | None, lex: dict) -> list[Use]:
 def _strings(ctx, view, fn, expr: ast.expr, line: int, depth: int):
     """The model names an argument can hold: [(text, setting it came from, list element/call site)], or None."""
     if isinstance(expr, ast.Name):
-        loop = _loop_over(fn.node if fn is not None else view.tree, expr.id, line)
+        loop = _loop_over(walk_list(fn.node) if fn is not None else tree_nodes(ctx, view), expr.id, line)
         if loop is not None:
             return _elements(ctx, view, fn, loop, line)
         if fn is not None and expr.id in fn.params and not _assigned(fn.node, expr.id, line):
@@ -359,16 +361,17 @@ def _elements(ctx, view, fn, iterable: ast.expr, line: int):
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         bound = None
         if isinstance(iterable, ast.Name):  # the list's own line: ``MODELS = [...]``
-            bound = _local_assign(fn.node.body if fn else [], iterable.id, line) or _local_assign(view.tree.body, iterable.id, 10**9)
+            bound = assigned_before(ctx, fn.node.body if fn else [], iterable.id, line) or assigned_before(ctx, view.tree.body, iterable.id, 10**9)
         origin = (via.file, via.line) if via else (view.path, (bound or iterable).lineno)
         return [(v, via, origin) for v in value]
     return None
 
 
-def _loop_over(node: ast.AST, name: str, line: int) -> ast.expr | None:
-    """The iterable of a ``for <name> in ...`` loop enclosing or preceding ``line``."""
+def _loop_over(nodes, name: str, line: int) -> ast.expr | None:
+    """The iterable of a ``for <name> in ...`` loop enclosing or preceding ``line``, from the nodes of the body in
+    ``ast.walk`` order (less those without fields: no loop, no comprehension)."""
     found = None
-    for sub in ast.walk(node):
+    for sub in nodes:
         start = getattr(sub, "lineno", None)
         if start is None or not start <= line <= (getattr(sub, "end_lineno", None) or start):
             continue  # only a loop that encloses the call

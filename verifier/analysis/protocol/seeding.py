@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -50,9 +51,9 @@ def _is_seeding(call: CallView, lex: dict) -> bool:
     if constructor is not None:
         # `np.random.default_rng()` with no seed draws its state from the OS: an RNG, not a seeding.
         return constructor == "argument" and _arg(call) is not None
-    for api in lex.get("seeding_calls", []):
-        if qual == api or qual.endswith("." + api) or name == api:
-            return True
+    exact, suffixes = _api_forms(tuple(lex.get("seeding_calls", [])))
+    if qual in exact or qual.endswith(suffixes) or name in exact:  # qual == api or qual.endswith("." + api) or name == api
+        return True
     if call.leaf in lex.get("seeding_leaves", []):
         return True
     if call.leaf == "seed":
@@ -61,6 +62,12 @@ def _is_seeding(call: CallView, lex: dict) -> bool:
     if call.leaf == "reset" and call.kwarg("seed") is not None:
         return True
     return False
+
+
+@functools.lru_cache(maxsize=64)
+def _api_forms(apis: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The APIs as a set and as ``.api`` suffixes: one set look-up and one ``str.endswith`` per call."""
+    return frozenset(apis), tuple("." + api for api in apis)
 
 
 def _arg(call: CallView) -> ast.expr | None:
@@ -197,7 +204,11 @@ def _seed_calls(ctx, scope: str | None, lex: dict) -> tuple[list[SeedCall], list
 
 def _constructor_kind(call: CallView, lex: dict) -> str | None:
     """How an RNG object built by this call is seeded (`argument` or `method`), None when it builds none."""
-    for api, how in (lex.get("rng_constructors") or {}).items():
+    constructors = lex.get("rng_constructors") or {}
+    exact, suffixes = _api_forms(tuple(constructors))
+    if not (call.qual in exact or call.qual.endswith(suffixes)):
+        return None  # no constructor matches: the loop below would find none (a C-speed test per call first)
+    for api, how in constructors.items():
         if call.qual == api or call.qual.endswith("." + api):
             return how
     return None

@@ -19,6 +19,8 @@ from verifier.analysis.protocol.common import (
     FileView,
     dotted,
     evidence,
+    innermost_scope,
+    nodes_of,
     scope_admits,
     sorted_evidence,
     views_mentioning,
@@ -239,13 +241,13 @@ _REPLACERS = ("setattr", "add_module", "register_module")
 def _loop_sites(ctx, lex: Lexicon, scope: str | None) -> list[Site]:
     out: list[Site] = []
     for view in views_mentioning(ctx, ("named_modules",), scope, ml_only=True):
-        for loop in ast.walk(view.tree):
+        for loop in nodes_of(ctx, view, (ast.For, ast.AsyncFor)):
             if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.iter, ast.Call)
                     and isinstance(loop.iter.func, ast.Attribute) and loop.iter.func.attr == "named_modules"
                     and isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2
                     and all(isinstance(e, ast.Name) for e in loop.target.elts)):
                 continue
-            fn_scope = _scope_of(view, loop)
+            fn_scope = innermost_scope(view, loop)
             if not scope_admits(scope, fn_scope):
                 continue
             site = _loop_site(ctx, lex, view, loop, fn_scope)
@@ -432,7 +434,7 @@ def _attribute_sites(ctx, lex: Lexicon, scope: str | None) -> list[Site]:
     grouped: dict[tuple[str, str], list[tuple[int, int, str, frozenset[str] | None, str, str]]] = {}
     slice_lines: dict[tuple[str, str], list[tuple[str, int]]] = {}
     for view in views_mentioning(ctx, (), scope, pattern=pattern, ml_only=True):
-        for node in ast.walk(view.tree):
+        for node in nodes_of(ctx, view, (ast.Assign, ast.Call)):  # the only nodes _placed accepts
             placed = _placed(node)
             if placed is None:
                 continue
@@ -449,7 +451,7 @@ def _attribute_sites(ctx, lex: Lexicon, scope: str | None) -> list[Site]:
             where: list[tuple[str, int]] = []
             if families is not None and families == frozenset(_QKV):
                 families, why, where = _fused_part(ctx, view, call, callee, loralib, classes, families)
-            fn_scope = _scope_of(view, node)
+            fn_scope = innermost_scope(view, node)
             if not scope_admits(scope, fn_scope):
                 continue
             grouped.setdefault((view.path, fn_scope), []).append(
@@ -490,7 +492,7 @@ def _fused_part(ctx, view, call: ast.Call, callee: str, loralib: bool, classes, 
         flags = next((k.value for k in call.keywords if k.arg == "enable_lora"), None)
         if flags is None:
             return families, "", []
-        value, _ = _value_of(ctx, flags, view.path, _scope_of(view, call), call.lineno)
+        value, _ = _value_of(ctx, flags, view.path, innermost_scope(view, call), call.lineno)
         if isinstance(value, (list, tuple)) and len(value) == 3 and all(isinstance(v, bool) for v in value):
             return frozenset(f for f, on in zip(_QKV, value) if on), "", []
         return None, "loralib MergedLinear's enable_lora cannot be resolved", []
@@ -509,9 +511,8 @@ def _fused_part(ctx, view, call: ast.Call, callee: str, loralib: bool, classes, 
 def _classes(ctx) -> dict[str, tuple[str, ast.ClassDef]]:
     out: dict[str, tuple[str, ast.ClassDef]] = {}
     for view in views_mentioning(ctx, ("class ",), ml_only=True):
-        for node in ast.walk(view.tree):
-            if isinstance(node, ast.ClassDef):
-                out.setdefault(node.name, (view.path, node))
+        for node in nodes_of(ctx, view, (ast.ClassDef,)):
+            out.setdefault(node.name, (view.path, node))
     return out
 
 
@@ -570,16 +571,6 @@ def _third(index: ast.Slice) -> int | None:
     if lower is not None and not negative(lower) and not doubled(lower) and upper is not None and (negative(upper) or doubled(upper)):
         return 1
     return None
-
-
-def _scope_of(view: FileView, node: ast.AST) -> str:
-    line = getattr(node, "lineno", 0)
-    best, size = "<module>", 10**9
-    for qual, fn in view.functions.items():
-        start, end = fn.node.lineno, getattr(fn.node, "end_lineno", fn.node.lineno)
-        if start <= line <= end and end - start < size:
-            best, size = qual, end - start
-    return best
 
 
 # ----- verdict ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from verifier.analysis.protocol.common import (
     FileView,
     dotted,
     evidence,
+    nodes_of,
     norm,
     scope_admits,
     sorted_evidence,
@@ -67,14 +68,14 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
 def _evaluate(raw: str, ctx, scope: str | None, only: bool) -> CheckResult:
     key = norm(raw.rsplit(".", 1)[-1])
     views = views_mentioning(ctx, [], scope, ml_only=True)
-    if not any(True for v in views for _ in _occurrences(v, key)):
+    if not any(_occurs(ctx, v, key) for v in views):
         added = _library_adapters(raw, key, ctx, scope, views, only)
         if added is not None:
             return added
         return CheckResult.failed(KIND, Status.missing, f"`{raw}` not found in the code", [])
     enables = [(v, n, why) for v in views for n, why in _enables(v, key)]
     enables = [e for e in enables if scope_admits(scope, frozen._scope_of(e[0], e[1]))]
-    barriers = [(v, n, why) for v in views for n, why in frozen._barriers(v, key)
+    barriers = [(v, n, why) for v in views for n, why in frozen._barriers(ctx, v, key)
                 if why not in _FORWARD and scope_admits(scope, frozen._scope_of(v, n))]
     blocking = [b for b in barriers if b[2] in _HARD or not enables]
     if blocking:
@@ -168,7 +169,7 @@ def _library_adapters(raw: str, key: str, ctx, scope: str | None, views: list[Fi
     ``base_weights`` decides it (a re-enabled base or a trained head is not "only the adapters")."""
     if key not in _LIBRARY_ADAPTER_KEYS:
         return None
-    wraps = [(v, node) for v in views for node, _ in frozen._peft_wraps(v) if scope_admits(scope, frozen._scope_of(v, node))]
+    wraps = [(v, node) for v in views for node, _ in frozen._peft_wraps(ctx, v) if scope_admits(scope, frozen._scope_of(v, node))]
     if not wraps:
         return None
     v, node = wraps[0]
@@ -187,20 +188,28 @@ def _library_adapters(raw: str, key: str, ctx, scope: str | None, views: list[Fi
                                   sorted_evidence([*ev, *base.evidence]))
 
 
-def _occurrences(view: FileView, key: str) -> Iterator[ast.AST]:
-    for node in ast.walk(view.tree):
-        if isinstance(node, (ast.Name, ast.Attribute)) and frozen._same(node.id if isinstance(node, ast.Name) else node.attr, key):
-            yield node
-            return
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+def _occurs(ctx, view: FileView, key: str) -> bool:
+    """Does the file name the part: a name or attribute spelled like it (``frozen._same``), a named_parameters()
+    filter on it (``"bias" in name``, ``name.endswith(".bias")``)? From the file's nodes by type, no walk."""
+    if key.rstrip("s") in _name_forms(ctx, view):  # frozen._same(name, key) for some name or attribute
+        return True
+    for node in nodes_of(ctx, view, (ast.Compare,)):
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
             words = frozen._strings(node.left)
             if words and any(frozen._part_of(w, key) for w in words):
-                yield node  # a named_parameters() filter: "bias" in name
-                return
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("startswith", "endswith") \
+                return True
+    for node in nodes_of(ctx, view, (ast.Call,)):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("startswith", "endswith") \
                 and node.args and any(frozen._part_of(w, key) for w in frozen._strings(node.args[0]) or []):
-            yield node  # name.endswith(".bias")
-            return
+            return True
+    return False
+
+
+def _name_forms(ctx, view: FileView) -> frozenset[str]:
+    """``norm(name).rstrip("s")`` of every name and attribute of the file: ``frozen._same(name, key)`` holds for
+    one of them exactly when ``key.rstrip("s")`` is in this set (equal norms have equal stripped forms)."""
+    return ctx.memo(f"protocol.trainable.name_forms:{view.path}", lambda: frozenset(
+        norm(n.id if type(n) is ast.Name else n.attr).rstrip("s") for n in nodes_of(ctx, view, (ast.Name, ast.Attribute))))
 
 
 def _chains(views: list[FileView], key: str) -> set[str]:

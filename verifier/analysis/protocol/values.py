@@ -21,6 +21,7 @@ from verifier.analysis.protocol.common import (
     leaf,
     text_of,
     views_mentioning,
+    walk_list,
 )
 from verifier.index.facts import BindingKind, Language
 
@@ -181,6 +182,44 @@ def _local_assign(body: list[ast.stmt], name: str, before: int) -> ast.expr | No
     return found
 
 
+def assigned_before(ctx, body: list[ast.stmt], name: str, before: int) -> ast.expr | None:
+    """:func:`_local_assign` from a table of the body's assignments built once per body for the run: resolving
+    every name of a large module walked the whole module again for each."""
+    if not body:
+        return None
+    tables: dict[int, tuple[list, dict]] = ctx.memo("protocol.values.assignments", dict)
+    known = tables.get(id(body))
+    if known is None or known[0] is not body:
+        known = tables[id(body)] = (body, _assignment_table(body))
+    found = None
+    for line, value in known[1].get(name, ()):
+        if line < before:
+            found = value
+    return found
+
+
+def _assignment_table(body: list[ast.stmt]) -> dict[str, list[tuple[int, ast.expr]]]:
+    """name -> (line, value) of every assignment :func:`_local_assign` would see, in the order it sees them."""
+    table: dict[str, list[tuple[int, ast.expr]]] = {}
+    for stmt in body:
+        for sub in walk_list(stmt):  # ast.walk's order; it leaves out only nodes without fields
+            if isinstance(sub, ast.Assign):
+                for target in sub.targets:
+                    chain = dotted(target)
+                    if chain is not None:
+                        table.setdefault(chain, []).append((sub.lineno, sub.value))
+                    elif isinstance(target, ast.Tuple) and isinstance(sub.value, ast.Tuple):
+                        for t, v in zip(target.elts, sub.value.elts):
+                            inner = dotted(t)
+                            if inner is not None:
+                                table.setdefault(inner, []).append((sub.lineno, v))
+            elif isinstance(sub, ast.AnnAssign) and sub.value is not None:
+                chain = dotted(sub.target)
+                if chain is not None:
+                    table.setdefault(chain, []).append((sub.lineno, sub.value))
+    return table
+
+
 class Resolver:
     """Folds an expression to a number/list using the scope it sits in; ``len(x)`` stays a free symbol."""
 
@@ -261,10 +300,10 @@ class Resolver:
             chain = dotted(node)
             if not chain:
                 return None
-            local = _local_assign(self.fn_body, chain, line)
+            local = assigned_before(self.ctx, self.fn_body, chain, line)
             if local is not None:
                 return self.value(local, depth + 1, line)
-            module = _local_assign(self.view.tree.body, chain, 10**9)
+            module = assigned_before(self.ctx, self.view.tree.body, chain, 10**9)
             if module is not None and isinstance(node, ast.Name):
                 return self.value(module, depth + 1, line)
             return self._named(leaf(chain), depth, line)
