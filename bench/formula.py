@@ -9,8 +9,10 @@ linear projections; faithful and drifted), then gradient pairs (torch.autograd.g
 and jax.grad against ``∇_x``, faithful, drifted and hand-derived), then integral pairs (the check the compiler writes for
 ``J = ∫_Ω |u - u_d|^2 dx + alpha ∫_Ω |f|^2 dx`` against means, Riemann sums and quadratures, faithful and
 drifted), then update rules (``θ ← θ − η ∇_θ L`` and an EMA against hand-written steps in their torch and JAX
-spellings, drifted, and a library optimizer) and concatenations / slices (``[c, P, X] + E``, ``V_h[:r]``:
-order, bounds, layouts); all counted in the totals and shown on their own too.
+spellings, drifted, and a library optimizer), concatenations / slices (``[c, P, X] + E``, ``V_h[:r]``:
+order, bounds, layouts) and applications (``ε_θ(x_t, t)``, ``Q(s_next, a_next)``, ``D(x̂)``, ``f(x + h)`` against
+model calls: other arguments, keyword and extra arguments, an unreadable one); all counted in the totals and
+shown on their own too.
 """
 
 from __future__ import annotations
@@ -225,6 +227,65 @@ STRUCTURE_PAIRS = [
     ("slice/transposed-layout", {"a": "Vh[:rank]"}, SLICE_T_CHECK, "unverified"),
 ]
 
+APPLICATION = """
+import torch
+import torch.nn.functional as F
+
+
+def diffusion_loss(model, x_0, t, alpha_bar, cond):
+    noise = torch.randn_like(x_0)
+    x_t = alpha_bar.sqrt() * x_0 + (1 - alpha_bar).sqrt() * noise
+    pred = {pred}
+    return F.mse_loss(pred, noise)
+
+
+def td_target(q_net, target_net, obs, act, next_obs, next_act, reward, gamma):
+    q_next = {q_next}
+    return reward + gamma * q_next
+
+
+def penalty(critic, real, fake, alpha):
+    x_hat = alpha * real + (1 - alpha) * fake
+    grads = torch.autograd.grad({out}, x_hat)[0]
+    return ((grads.norm(2, dim=1) - 1) ** 2).mean()
+
+
+def central_difference(f, x, h):
+    return ({plus} - f(x - h)) / (2 * h)
+"""
+DIFFUSION_CHECK = {"expect": "(eps - eps_theta(x_t, t))**2", "symbols": {"eps": "noise", "x_t": "x_t", "t": "t"},
+                   "scope": "diffusion_loss"}
+TD_SYMBOLS = {"r": "reward", "gamma": "gamma", "s_next": "next_obs", "a_next": "next_act"}
+TD_CHECK = {"expect": "r + gamma * Q(s_next, a_next)", "symbols": {**TD_SYMBOLS, "Q": "target_net"}, "scope": "td_target"}
+TD_UNNAMED = {"expect": "r + gamma * Q(s_next, a_next)", "symbols": TD_SYMBOLS, "scope": "td_target"}
+GP_CHECK = {"latex": r"\left(\|\nabla_{\hat{x}} D(\hat{x})\|_2 - 1\right)^2", "symbols": {"x_hat": "x_hat"}, "scope": "penalty"}
+DIFFERENCE_CHECK = {"expect": "(f(x + h) - f(x - h)) / (2*h)", "symbols": {"x": "x", "h": "h"}, "scope": "central_difference"}
+# (name, {pred, q_next, out, plus}, check, expected): a model applied to arguments, `D(x̂)` vs `D(x_real)`
+APPLICATION_PAIRS = [
+    ("diffusion", {"pred": "model(x_t, t)"}, DIFFUSION_CHECK, "pass"),
+    ("diffusion-detach", {"pred": "model(x_t.detach(), t)"}, DIFFUSION_CHECK, "pass"),
+    ("diffusion-keyword", {"pred": "model(x_t, timesteps=t)"}, DIFFUSION_CHECK, "pass"),
+    ("diffusion-keywords-only", {"pred": "model(t=t, x=x_t)"}, DIFFUSION_CHECK, "pass"),
+    ("diffusion-extra-argument", {"pred": "model(x_t, t, cond)"}, DIFFUSION_CHECK, "pass"),
+    ("diffusion/on-x0", {"pred": "model(x_0, t)"}, DIFFUSION_CHECK, "mismatch"),
+    ("diffusion/on-x0-extra-argument", {"pred": "model(x_0, t, cond)"}, DIFFUSION_CHECK, "unverified"),
+    ("diffusion/unreadable-argument", {"pred": "model(x_t, t, lambda z: z)"}, DIFFUSION_CHECK, "unverified"),
+    ("td-target", {}, TD_CHECK, "pass"),
+    ("td-target/unnamed-network", {}, TD_UNNAMED, "unverified"),
+    ("td-target/current-state", {"q_next": "target_net(obs, act)"}, TD_CHECK, "mismatch"),
+    ("td-target/current-action", {"q_next": "target_net(next_obs, act)"}, TD_CHECK, "mismatch"),
+    ("gp-inline", {}, GP_CHECK, "pass"),
+    ("gp-inline/on-real", {"out": "critic(real)"}, GP_CHECK, "mismatch"),
+    ("gp-inline/on-fake", {"out": "critic(fake)"}, GP_CHECK, "mismatch"),
+    ("central-difference", {}, DIFFERENCE_CHECK, "pass"),
+    ("central-difference/forward-point", {"plus": "f(x)"}, DIFFERENCE_CHECK, "mismatch"),
+]
+
+
+def application_source(parts: dict) -> str:
+    fill = {"pred": "model(x_t, t)", "q_next": "target_net(next_obs, next_act)", "out": "critic(x_hat)", "plus": "f(x + h)"}
+    return APPLICATION.format(**{**fill, **parts})
+
 
 def update_source(body: str) -> str:
     return UPDATE.format(body=body)
@@ -283,6 +344,9 @@ def main() -> int:
         cases += [("structure", name, matrix_repo(Path(tmp) / f"structure-{i}", structure_source(parts), check,
                                                   "a concatenation or a slice"), want)
                   for i, (name, parts, check, want) in enumerate(STRUCTURE_PAIRS)]
+        cases += [("application", name, matrix_repo(Path(tmp) / f"application-{i}", application_source(parts), check,
+                                                    "a model applied to arguments"), want)
+                  for i, (name, parts, check, want) in enumerate(APPLICATION_PAIRS)]
         for family, name, repo, want in cases:  # one small repo each, timed cold
             loaded = load_for(repo)
             index = build_index(repo, use_cache=False)
@@ -319,6 +383,8 @@ def main() -> int:
     print(f"  of which update-rule pairs:       {sum(1 for r in update if r[3] == r[4])}/{len(update)}")
     structure = [r for r in rows if r[0] == "structure"]
     print(f"  of which concat / slice pairs:    {sum(1 for r in structure if r[3] == r[4])}/{len(structure)}")
+    application = [r for r in rows if r[0] == "application"]
+    print(f"  of which application pairs:       {sum(1 for r in application if r[3] == r[4])}/{len(application)}")
     print(f"time per check, warm: median {statistics.median(warm_times) * 1000:.1f} ms, worst {max(warm_times) * 1000:.1f} ms")
     print(f"time per check, cold: median {statistics.median(cold_times) * 1000:.1f} ms, worst {max(cold_times) * 1000:.1f} ms")
     return 0 if wrong == 0 else 1

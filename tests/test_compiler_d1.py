@@ -329,3 +329,22 @@ def test_a_derived_count_that_the_claims_own_setting_gives_is_context():
                   "Zoned PDE2: yielding 2S+2=82 total parameters."):
         last = compiled(claim, "D1").fragments[-1]
         assert last.outcome == "leftover" and last.reason.startswith("a derived count")
+
+
+@pytest.mark.parametrize("claim, expect", [
+    # a symbol's value named by the words after it, capitalised or not
+    ("Spectral convolution: N = 16 Fourier modes per dimension, width 64.", [("fourier_modes", 16), ("hidden_size", 64)]),
+    # a count the claim derives without an operator sign is still the claim's own arithmetic
+    ("N = 16 Fourier modes, giving 2N = 32 real coefficients per channel.", [("fourier_modes", 16)]),
+    # the step size of a written gradient step, a momentum coefficient, a Polyak τ
+    ("Manual SGD: w ← w − η ∇_w L, with η = 0.1.", [("learning_rate", 0.1)]),
+    ("Momentum buffer: m ← β m + (1 − β) g, with β = 0.9.", [("momentum", 0.9)]),
+    ("Soft target update after every gradient step: θ_targ ← τ θ + (1 − τ) θ_targ, τ = 0.005.", [("tau_target", 0.005)]),
+    # ... and the same symbols elsewhere keep their names
+    ("InfoNCE with temperature τ = 0.07.", [("temperature", 0.07)]),
+    ("VPT-Deep: 10 learnable prompt tokens per layer, batch size 64.", [("prompt_length", 10), ("minibatch_size", 64)]),
+])
+def test_symbols_named_by_what_the_claim_says_they_are(claim, expect):
+    from compiler_helpers import compiled, dumps
+
+    assert [(c["name"], c["expect"]) for c in dumps(compiled(claim, "D1")) if "name" in c] == expect

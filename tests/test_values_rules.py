@@ -52,3 +52,23 @@ def test_substitute_groups_are_normalised():
     assert subs.relation(normalise_text("AdamW"), normalise_text("adam_w")) == "same"
     assert subs.relation("adam", "adamw") == "substitute"
     assert subs.relation("true", "yes") == "same"
+
+
+def test_no_rules_file_repeats_a_key():
+    """YAML keeps the last of two equal keys without a word: a repeated entry silently replaces the first."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        keys = [loader.construct_object(k, deep=True) for k, _ in node.value]
+        repeated = sorted({str(k) for k in keys if keys.count(k) > 1})
+        assert not repeated, f"{node.start_mark.name}:{node.start_mark.line + 1}: repeated keys {repeated}"
+        return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    files = sorted(rules.rules_dir().rglob("*.yaml"))
+    assert len(files) >= 20
+    for path in files:
+        yaml.load(path.read_text(encoding="utf-8"), Loader=StrictLoader)  # noqa: S506 - a SafeLoader subclass

@@ -14,7 +14,7 @@ import functools
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sympy as sp
@@ -235,6 +235,22 @@ class FunctionModel:
     normal_draws: set[str] = field(default_factory=set)
     # gradients the translator could not read (line, why): a formula with a gradient is then unverified
     unresolved_gradients: list[tuple[int, str]] = field(default_factory=list)
+    # leaf name -> the opaque call it holds (``d_out = self.critic(x_hat)``: ``critic(x_hat)``), so a paper's
+    # ``D(x̂)`` mapped to the leaf is compared with the call's arguments
+    applications: dict[str, sp.Expr] = field(default_factory=dict)
+    # an opaque call -> how its arguments were written, for comparing them with a paper's application
+    calls: dict[sp.Expr, "CallShape"] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CallShape:
+    """How an opaque call's arguments were written: positional ones keep their order, keyword ones (sorted
+    by keyword after them) may stand for any of the paper's arguments; an argument the translator could not
+    read was dropped from the call, so its arguments cannot be compared."""
+
+    positional: int
+    keywords: int
+    unreadable: bool
 
 
 def expr_nodes(expr: sp.Basic, limit: int = MAX_EXPR_NODES) -> int:
@@ -567,9 +583,11 @@ class Translator:
             and not is_matrix_op(value) and not is_concat(value) and not is_slice(value)
         ):
             called = value.func.__name__
+            applied = value
             value = self._leaf(leafname, stmt.lineno)  # an opaque call's result is a named leaf (model outputs)
             if self._model is not None:
                 self._model.opaque[value.name] = called
+                self._model.applications.setdefault(value.name, applied)
         elif isinstance(value, sp.Basic) and expr_nodes(value) >= MAX_EXPR_NODES:
             self._drop(stmt.lineno, key)
             value = self._leaf(leafname, stmt.lineno)
@@ -1061,7 +1079,18 @@ class Translator:
         fname = _clean_name(name)
         if fname in _RESERVED_FUNC_NAMES:
             fname = f"{fname}_"
-        return sp.Function(fname)(*values) if values else Marker("opaque")
+        if not values:
+            return Marker("opaque")
+        out = sp.Function(fname)(*values)
+        if self._model is not None and isinstance(out, AppliedUndef):
+            shape = CallShape(
+                positional=sum(isinstance(a, sp.Expr) for a in args), keywords=sum(isinstance(kwargs[k], sp.Expr) for k in kwargs),
+                unreadable=len(values) < len(args) + len(kwargs),
+            )
+            known = self._model.calls.get(out)
+            # the same call written twice alike keeps its shape; spelled two ways, it is unreadable as a whole
+            self._model.calls[out] = shape if known is None or known == shape else replace(known, unreadable=True)
+        return out
 
     def _library(
         self, leaf: str, args: list, kwargs: dict, *, numpy_like: bool, method: bool = False, builtin: bool = False

@@ -269,6 +269,8 @@ def _ev_inner(e: sp.Basic, env, ops, memo):
         if name == "pick":
             v = _broadcast_vec(_ev(args[0], env, ops, memo))
             return v[..., :1]
+        if e.func is APPLY and len(args) >= 2:
+            return _joint_apply([_ev(a, env, ops, memo) for a in args], ops)
         return _opaque_apply(name, [_ev(a, env, ops, memo) for a in args], ops)
     raise _Unsupported(type(e).__name__)
 
@@ -285,6 +287,25 @@ def _opaque_apply(name: str, vals: list, ops) -> Any:
         weight = ops.const(sp.Rational(str(round(float(c), 6))))
         out = out + weight * ops.sin(scale * v + shift) + v * scale / 3
     return out
+
+
+# ``apply(f, a1, ..., an)``: a paper's ``D(x̂)`` / a code's ``critic(x_hat)`` with the function itself a symbol
+# (mapped like any other: D -> critic), so the function and every argument enter one value
+APPLY = sp.Function("apply")
+
+
+def _joint_apply(vals: list, ops) -> Any:
+    """An application's value: a fixed smooth function of the function symbol's value and of every argument
+    together, ``sin(c0 + Σ a_i v_i)`` plus a small linear part, so the same function on the same arguments
+    agrees on both sides and any other function or argument differs; not a sum of one term per argument
+    (that would equal ``Q(s1, a1) + Q(s2, a2)`` with ``Q(s1, a2) + Q(s2, a1)``)."""
+    coeffs = _opaque_coeffs("apply", len(vals))
+    inner = ops.const(sp.Rational(str(round(float(coeffs[0][1]), 6))))
+    linear = 0
+    for (a, _, c), v in zip(coeffs, vals):
+        inner = inner + ops.const(sp.Rational(str(round(float(a), 6)))) * v
+        linear = linear + ops.const(sp.Rational(str(round(float(c), 6)))) * v / 5
+    return ops.sin(inner) + linear
 
 
 def _matprod(x, y):

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,10 +34,13 @@ from verifier.analysis.code_sympy import (
     transpose,
 )
 from verifier.analysis.equivalence import (
+    APPLY,
+    Decision,
     MatchResult,
     Target,
     as_integrals,
     canonical,
+    decide,
     has_matrix_ops,
     is_spacing_name,
     match,
@@ -381,6 +386,8 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
                     break
             if res.decision.equivalent:
                 break
+        if formula.applications:
+            res = _with_applications(res, r, repo, fixed, options, noises, formula, check, timeout, positive)
         if res.decision.equivalent and not res.name_inconsistent:
             res.name_inconsistent = _crosswise(res, paper)
         stored = _layer_orientation(fixed, r.model)
@@ -398,10 +405,12 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
             return _passed(check, r, res, repo, paper, ctx, formula, timeout, positive)
     suspects = [(r, res) for r, res in results if res.decision.equivalent]
     mismatches = [(r, res) for r, res in results if res.decision.kind == "not-equivalent"]
+    operands = set() if update is not None or not formula.applications else spec_names
     strong = [
         (r, res)
         for r, res in mismatches
         if r.score >= MIN_MISMATCH_RANK
+        and r.cand.target not in operands  # `symbols: {x_t: x_t}` names an operand (an argument), not the formula
         and _post_score(r, res) >= 0.5
         and _mapped_by_names(res, lenient=bool(check.scope or check.symbols) or _named_like_claim(r, words))
     ]
@@ -447,6 +456,8 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
         ce = res.decision.counterexample or {}
         if ce.get("values"):
             why = f"at {_point(ce)} the paper gives {ce.get('paper')} and the code {ce.get('code')}"
+            if ce.get("application"):
+                why = f"{ce['application']}: {why}"
         else:
             why = res.decision.reason or "no mapping of the paper's symbols makes them equal"
         return CheckResult.failed(
@@ -483,6 +494,234 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     return _bounded(relevant, ctx) or _no_candidate(
         check, stubs, ctx, f"closest is {_where(ranked[0])}", ranked[0], results
     )
+
+
+# ----------------------------------------------------------------------------------------- applications
+MAX_ARGUMENT_READINGS = 24  # ways keyword or extra arguments of one call may line up with the paper's
+APPLICATION_TIMEOUT = 2.0
+
+
+def _applications_agree(res: MatchResult, r: Ranked, formula: Formula, check: FormulaCheck, timeout: float,
+                        positive: set[str]) -> MatchResult:
+    """A paper application (``D(x̂)``, ``ε_θ(x_t, t)``) that the match mapped onto a code call (``critic(real)``,
+    or the leaf ``d_out`` such a call was assigned to) must also apply to the same arguments: both become one
+    fixed opaque function of their arguments and the comparison is redone. Only applications whose argument
+    symbols are all mapped (or named as in the call) are compared; a call with an unreadable argument, or
+    extra / keyword arguments that fit no reading, is `unverified`; equal arity and different arguments is a
+    mismatch (through the usual filters)."""
+    subs = dict(res.subs or {})
+    for psym in sorted(res.paper.free_symbols if res.paper is not None else (), key=lambda s_: s_.name):
+        app = formula.applications.get(psym.name)
+        value = subs.get(psym)
+        if app is None or value is None:
+            continue
+        call = value if _is_call(value) else r.model.applications.get(value.name) if isinstance(value, sp.Symbol) else None
+        shape = r.model.calls.get(call) if call is not None else None
+        if shape is None:
+            continue  # not a call of the code (a parameter, a hand-written value), or one inlined from a helper
+        fname, pargs = app
+        leaves = {s_.name: s_ for a in call.args for s_ in a.free_symbols}
+        named = {}
+        for s_ in sorted(set().union(*(a.free_symbols for a in pargs)), key=lambda x: x.name):
+            if s_ not in subs and s_.name in leaves:
+                named[s_] = leaves[s_.name]
+        if any(s_ not in subs and s_ not in named for a in pargs for s_ in a.free_symbols):
+            continue  # an argument only the application names (D(x) of a WGAN loss): nothing to compare it with
+        where = f"{call.func.__name__}(...) in {r.model.qualname} ({r.cand.file}:{r.cand.line})"
+        if shape.unreadable:
+            return _not_compared(res, f"an argument of {where} could not be read, so it is not compared with {fname}'s")
+        readings = _argument_readings(len(pargs), call.args, shape)
+        if not readings:
+            return _not_compared(res, f"{where} takes {len(call.args)} argument(s) where the paper's {fname} takes {len(pargs)}")
+        function = sym(call.func.__name__)  # the match mapped the paper's function onto this one
+        paper_side = res.paper.xreplace({psym: APPLY(function, *pargs)})
+        inner = {k: v for k, v in {**subs, **named}.items() if k != psym}
+        outcome = None
+        for args in readings:
+            code_side = r.expr.xreplace({value: APPLY(function, *args)})
+            got = decide(paper_side, code_side, positive=_positive_code(positive, {}), sign=check.sign,
+                         timeout=min(timeout, APPLICATION_TIMEOUT), proof_budget=0.3, subs=inner,
+                         matrices=formula.matrices, inputs=frozenset(r.model.params))
+            if got.equivalent:
+                outcome = None
+                break
+            outcome = got if outcome is None or got.kind == "not-equivalent" else outcome
+        if outcome is None:
+            continue
+        if outcome.kind != "not-equivalent":
+            return _not_compared(res, f"the arguments of {where} were not decided against {fname}'s ({outcome.reason})")
+        if len(readings) > 1 and len(call.args) > len(pargs):
+            return _not_compared(res, f"{where} has arguments the paper's {fname} does not name, and none of its "
+                                      "readings applies it to the paper's arguments")
+        shown = ", ".join(_show(a, 40) for a in pargs)
+        outcome.reason = f"the code applies {call.func.__name__} to other arguments ({_show(call, 80)}) than the paper's {fname}({shown})"
+        if outcome.counterexample is not None:
+            outcome.counterexample = {**outcome.counterexample, "application": outcome.reason}
+        res.decision = outcome
+        return res
+    return res
+
+
+def _with_applications(res: MatchResult, r: Ranked, repo: RepoFormulas, fixed, options, noises, formula: Formula,
+                       check: FormulaCheck, timeout: float, positive: set[str]) -> MatchResult:
+    """The paper applies functions to arguments: an equivalence found with the applications as opaque leaves
+    must also hold for their arguments, and a comparison the leaves could not make (their arguments mapped,
+    the code's hidden in an output leaf) is made with the applications spelled out."""
+    if not res.decision.equivalent or res.name_inconsistent:
+        spelled = _applied_reading(res, r, repo, fixed, options, noises, formula, check, timeout, positive)
+        if spelled is not res and (spelled.decision.equivalent or not res.decision.equivalent):
+            return spelled
+    if res.decision.equivalent:
+        return _applications_agree(res, r, formula, check, timeout, positive)
+    return res
+
+
+def _applied_reading(res: MatchResult, r: Ranked, repo: RepoFormulas, fixed, options, noises, formula: Formula,
+                     check: FormulaCheck, timeout: float, positive: set[str]) -> MatchResult:
+    """The comparison redone with applications spelled out on both sides: the paper's ``Q(s_next, a_next)``
+    as ``apply(Q, s_next, a_next)`` and the code's ``q_next = target_net(next_obs, next_act)`` as
+    ``apply(target_net, next_obs, next_act)``, the function symbols mapped like any other. Needed when the
+    paper's arguments are mapped (``symbols: {s_next: next_obs}``) while the code hides them in an output
+    leaf. It replaces the leaf reading when it is equivalent, or when it is a mismatch every symbol of which
+    is mapped by spec or name and the leaf reading's is not; otherwise the leaf reading stands."""
+    paper_names = {s_.name for v, _ in options for s_ in v.free_symbols}
+    apps = {sym(k): (sym(f), args) for k, (f, args) in formula.applications.items() if f not in paper_names}
+    if not apps:
+        return res
+    codes, functions, spelled_leaves = _code_applied(r, {len(args) for _, args in apps.values()})
+    code = codes[0]
+    # a leaf reading that failed with no counterexample used values the code hides in a call's arguments
+    hidden = not res.decision.equivalent and not (res.decision.counterexample or {}).get("values")
+    doubt = _uncompared_calls(r, {len(args) for _, args in apps.values()}) if hidden else ""
+    if not functions:
+        # the leaf reading's mismatch may come from a call whose arguments could not be lined up alone
+        return _not_compared(replace(res), doubt) if doubt else res
+    # the calls' arguments are values of the function now (`symbols: {s_next: next_obs}` resolves to them);
+    # an output leaf spelled out is no value to map a paper symbol to any more
+    targets, _ = _targets_for(Ranked(r.score, r.cand, code, r.model), repo, check, formula)
+    by_name = {t.name: t for t in targets if t.name not in spelled_leaves}
+    for name in [*r.model.params, *sorted(functions)]:
+        by_name.setdefault(name, Target(name, sym(name)))
+    for key, value in sorted(check.symbols.items()):
+        psym, target = _paper_symbol(key), _resolve_target(str(value), by_name, {})
+        if psym is not None and target is not None:
+            fixed = {**fixed, psym: target}
+    targets = sorted(by_name.values(), key=lambda t: t.name)
+    scope = tuple(sorted((set(r.model.params) | {k for k in r.model.named if "@" not in k}) - spelled_leaves))
+    best = None
+    started = time.perf_counter()
+    for variant, known in options:
+        if time.perf_counter() - started >= timeout:
+            break  # bounded like one match: the readings share the check's time limit
+        spelled = variant.xreplace({k: APPLY(f, *args) for k, (f, args) in apps.items() if k in variant.free_symbols})
+        if spelled == variant:
+            continue
+        for drawn, code in itertools.product(_noise_mappings(noises, r), codes):
+            if time.perf_counter() - started >= timeout:
+                break
+            got = match(
+                spelled, code, targets, {**drawn, **known, **fixed},
+                positive=_positive_code(positive, fixed), sign=check.sign, timeout=timeout,
+                proof_budget=min(PROOF_BUDGET, timeout), scope_names=scope,
+                matrices=formula.matrices, inputs=frozenset(r.model.params),
+            )
+            if got.decision.equivalent and not got.name_inconsistent:
+                return got
+            best = best or got
+    if best is None or res.decision.equivalent:
+        return res
+    if best.decision.equivalent:
+        return best  # equal only under a mapping against the names: `unverified`, asking for `symbols:`
+    if doubt:
+        return _not_compared(replace(res), doubt)
+    lenient = bool(check.scope or check.symbols)
+    unmapped = "unmapped" in res.how.values() or not _mapped_by_names(res, lenient)
+    if best.decision.kind == "not-equivalent" and _mapped_by_names(best, lenient) and "unmapped" not in best.how.values() \
+            and unmapped:
+        return best  # every symbol of the spelled-out reading is mapped, and some of the leaf reading's were not
+    return res
+
+
+def _uncompared_calls(r: Ranked, arities: set[int]) -> str:
+    """Why a call of the candidate could not be lined up with the paper's applications: an unreadable
+    argument, keyword arguments (their order is the signature's), or an arity no application has."""
+    calls = [r.model.applications[s_.name] for s_ in sorted(r.expr.free_symbols, key=lambda x: x.name)
+             if s_.name in r.model.applications]
+    calls += sorted((n for n in sp.preorder_traversal(r.expr) if _is_call(n) and n in r.model.calls), key=sp.default_sort_key)
+    for call in calls:
+        shape = r.model.calls.get(call)
+        if shape is None:
+            continue
+        where = f"{_show(call, 60)} in {r.model.qualname} ({r.cand.file}:{r.cand.line})"
+        if shape.unreadable:
+            return f"an argument of {where} could not be read, so the paper's application is not compared with it"
+        if shape.keywords:
+            return f"{where} passes keyword arguments, whose order against the paper's arguments is its signature's"
+        if len(call.args) not in arities:
+            return f"{where} takes {len(call.args)} argument(s), which the paper's application does not"
+    return ""
+
+
+def _code_applied(r: Ranked, arities: set[int]) -> tuple[list[sp.Expr], set[str], set[str]]:
+    """The candidate with its calls spelled ``apply(f, args...)`` (output leaves such as ``d_out = critic(x)``
+    and calls written in place, when their arguments were all read), in every reading of calls with keyword
+    or extra arguments against the paper's arity (``model(x_t, t, cond)`` for ``ε_θ(x_t, t)``), the call as
+    written first."""
+    functions: set[str] = set()
+
+    def readings(call: sp.Expr) -> list[sp.Expr] | None:
+        shape = r.model.calls.get(call)
+        if shape is None or shape.unreadable:
+            return None
+        functions.add(call.func.__name__)
+        f = sym(call.func.__name__)
+        out = [tuple(call.args)] if len(call.args) in arities or len(arities) != 1 else []
+        if len(arities) == 1 and (shape.keywords or len(call.args) > min(arities)):
+            out += [a for a in _argument_readings(min(arities), call.args, shape) if a not in out]
+        return [APPLY(f, *a) for a in out] or [APPLY(f, *call.args)]
+
+    options: dict[sp.Expr, list[sp.Expr]] = {}
+    for s_ in sorted(r.expr.free_symbols, key=lambda x: x.name):
+        call = r.model.applications.get(s_.name)
+        if call is not None and (values := readings(call)) is not None:
+            options[s_] = values
+    names = {s_.name for s_ in options}
+    for n in sorted(sp.preorder_traversal(r.expr), key=sp.default_sort_key):
+        if _is_call(n) and n in r.model.calls and n not in options and (values := readings(n)) is not None:
+            options[n] = values
+    if not options:
+        return [r.expr], functions, names
+    keys = list(options)
+    codes = []
+    for combo in itertools.islice(itertools.product(*(options[k] for k in keys)), MAX_ARGUMENT_READINGS):
+        codes.append(r.expr.xreplace(dict(zip(keys, combo))))
+    return codes, functions, names
+
+
+def _is_call(value: sp.Basic) -> bool:
+    return isinstance(value, AppliedUndef) and value.func.__name__ not in REDUCTIONS and value.func.__name__ != "pick" \
+        and not is_matrix_op(value) and not is_concat(value) and not is_slice(value)
+
+
+def _argument_readings(n: int, args: tuple, shape) -> list[tuple]:
+    """How a call's arguments may stand for the paper's ``n``: positional ones in order, a keyword one for
+    any paper argument (``model(x, timesteps=t)``), extra ones ignored (``model(x_t, t, cond)`` for
+    ``ε_θ(x_t, t)``); none when the call has fewer arguments."""
+    if len(args) < n:
+        return []
+    out = []
+    for picks in itertools.permutations(range(len(args)), n):  # picks[i]: the code argument for paper argument i
+        positional = [j for j in picks if j < shape.positional]
+        if positional == sorted(positional):
+            out.append(tuple(args[j] for j in picks))
+            if len(out) >= MAX_ARGUMENT_READINGS:
+                break
+    return out
+
+
+def _not_compared(res: MatchResult, why: str) -> MatchResult:
+    res.decision = Decision("undecided", res.decision.seconds, reason=why, limit=why)
+    return res
 
 
 # ----------------------------------------------------------------------------------------- update rules

@@ -649,6 +649,7 @@ def _ends_a_number_list(b: _Builder) -> bool:
     return at > 0 and bool(re.search(r"(?<![\w.])\d+\s*,\s*\d+\s*,\s*(?:and\s+|or\s+)?$", b.claim[:at]))
 
 
+_IMPLICIT_PRODUCT = re.compile(r"(?<![\w.])\d+[A-Za-z]\w*\s*$")  # "2N", "4D": a count times a symbol the claim sets
 _DERIVED_KEY = re.compile(r"(?<![\w.])(?=[\w]*\d)\w+\s*[+*/]\s*\w+\s*$")  # "yielding 2S+2=82", "2N+1 = 129"
 
 
@@ -701,6 +702,9 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         if held:
             return [], f"{DERIVED_COUNT}: {held}"
         return [], "a derived count (an expression = its value): it follows from the settings, no code sets it"
+    if match and (product := _IMPLICIT_PRODUCT.search(match.group("keys"))) and (
+            held := _derived_holds(product.group(0), match.group("val"), b.claim)):
+        return [], f"{DERIVED_COUNT}: {held}"  # "N = 16 modes, giving 2N = 32 coefficients"
     if not match:
         written = _PAREN_TAIL.sub("", body).strip()
         whole = written_range(written, numbers.parse_value(written))
@@ -1427,7 +1431,7 @@ def _spelled_symbol(key: str, previous: list[str], after: str) -> str | None:
         hit = terms.find_phrase(f"{previous[0]} {symbol}")
         if hit and hit[1] == 0 and hit[2] == len(terms.normalise_phrase(f"{previous[0]} {symbol}")):
             return hit[0]
-    words = re.match(r"\s+((?:[a-z][\w\-]*\s+){0,2}[a-z][\w\-]*)", after)
+    words = re.match(r"\s+((?:[a-z][\w\-]*\s+){0,2}[a-z][\w\-]*)", after, re.IGNORECASE)  # "N = 16 Fourier modes"
     if words:
         hit = terms.find_phrase(words.group(1))
         if hit and hit[1] == 0 and " " in terms.normalise_phrase(words.group(1))[: hit[2]]:

@@ -359,6 +359,8 @@ def name_in_context(name: str, fragment: str, claim: str) -> str | None:
     if _mentions(scope, rule.get("keep_when") or []):
         return name
     fallback = rule.get("otherwise")
+    if fallback == "keep":
+        return name
     return str(fallback) if fallback else None
 
 

@@ -69,6 +69,9 @@ class Formula:
     # `X <- f(X)`, `X_{t+1} = f(X_t)`: the paper symbol (on the right, the old value) the rule gives a new value
     update: str | None = None
     update_arrow: bool = False  # written with an arrow (<-, :=, \leftarrow): an assignment, not an equation
+    # an opaque application's symbol (`D__x_hat` of `D(x̂)`) -> (the function's name, its argument expressions):
+    # the check compares them with the arguments of the code's call the symbol maps to
+    applications: dict = field(default_factory=dict)
 
 
 class Grad(sp.Function):
@@ -408,6 +411,7 @@ def parse_sympy(
     pieces: list[str] = []
     local: dict = {}
     user_functions = set(functions)
+    applications: dict = {}
     i = 0
     while i < len(tokens):
         kind, value, pos = tokens[i]
@@ -427,6 +431,8 @@ def parse_sympy(
                 inner = "_".join(_clean(t[1]) for t in tokens[i + 2 : close] if _clean(t[1]))
                 name = f"{value}__{inner}" if inner else value
                 local[name] = sym(name)
+                if inner:
+                    _note_application(applications, name, value, _sympy_arguments(tokens[i + 2 : close], functions, applications))
                 pieces.append((name, pos))
                 i = close + 1
                 continue
@@ -468,8 +474,29 @@ def parse_sympy(
     expr = sp.Add(*terms) if len(terms) > 1 else terms[0]
     formula = _checked(expr, lhs, frozenset(), original, arrow)
     formula.matrices = frozenset(matrices) if matrices else None
+    formula.applications = _applications_of(formula.expr, applications)
     formula.explicit_matrices = bool(matrices) or any(p[0] in ("@", "transpose") for p in pieces)
     return formula
+
+
+def _sympy_arguments(tokens: list, functions, applications: dict) -> tuple | None:
+    """An opaque application's arguments (``Q(s_next, a_next)``), each parsed as a formula of its own; None
+    when one does not parse or is a conditional (``pi(y|x)``)."""
+    text = " ".join(t[1] for t in tokens)
+    if "|" in text or not text.strip():
+        return None
+    out = []
+    for part in _split_top(text, ","):
+        try:
+            sub = parse_sympy(part, functions)
+        except (FormulaSyntaxError, RecursionError, TypeError, ValueError):
+            return None
+        if sub.lhs is not None:
+            return None
+        for key, app in sub.applications.items():
+            _note_application(applications, key, *app)
+        out.append(sub.expr)
+    return tuple(out)
 
 
 def _transposes(pieces: list[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -750,6 +777,20 @@ def _clean(text: str) -> str:
     return re.sub(r"\W+", "", text.replace("-", "m").replace("+", "p"))
 
 
+def _note_application(table: dict, key: str, fname: str, args: tuple | None) -> None:
+    """Record what an opaque application's symbol applies; a name seen with other arguments (``D(x, y)`` and
+    ``D(x_y)`` both spell ``D__x_y``) or unreadable ones is no application to compare (None)."""
+    if args is None or (key in table and table[key] != (fname, args)):
+        table[key] = None
+    else:
+        table[key] = (fname, args)
+
+
+def _applications_of(expr: sp.Basic, table: dict) -> dict:
+    names = {s.name for s in expr.free_symbols}
+    return {k: v for k, v in sorted(table.items()) if v is not None and k in names}
+
+
 def _checked(expr, lhs: str | None, bounds: frozenset, text: str, arrow: bool = False) -> Formula:
     if isinstance(expr, tuple):
         raise FormulaSyntaxError("a tuple is not a formula (stray `,`?)", 0)
@@ -886,6 +927,7 @@ class _LatexParser:
         self.bounds: set = set()
         self.force_apply = 0  # inside a gradient's operand: `D(x)` is an applied function
         self.open_norms = 0  # `\|` opens a norm unless one is open: "\frac{1}{2} \| x \|^2" multiplies
+        self.applications: dict[str, tuple[str, tuple] | None] = {}  # None: one name, two argument lists
 
     # ----- token helpers ---------------------------------------------------------------------------
     def peek(self, k: int = 0) -> _Tok:
@@ -1438,8 +1480,29 @@ class _LatexParser:
                 elif t.kind == "char" and t.text == ")":
                     depth -= 1
             inner = self.text[start + 1 : t.pos]
-            return sym(f"{name}__{_name_text(inner)}")
+            applied = sym(f"{name}__{_name_text(inner)}")
+            _note_application(self.applications, applied.name, name, self._latex_arguments(inner))
+            return applied
         return sym(name)
+
+    def _latex_arguments(self, inner: str) -> tuple | None:
+        """The arguments of an opaque application (``D(\\hat{x})``, ``\\epsilon_\\theta(x_t, t)``); None when
+        they are not plain expressions (a conditional ``p(y | x)``, anything that does not parse)."""
+        if "|" in inner or "\\mid" in inner or not inner.strip() or re.search(r"'|\\prime|′", inner):
+            return None  # a conditional; or primes, which this parser does not keep apart (s' would read as s)
+        out = []
+        for part in _split_top(inner, ","):
+            try:
+                sub = _LatexParser(part, tuple(self.functions), tuple(self.matrices))
+                value = sub.parse()
+            except (FormulaSyntaxError, RecursionError, TypeError, ValueError):
+                return None
+            if not isinstance(value, sp.Expr) or any(v is None for v in sub.applications.values()):
+                return None
+            for key, app in sub.applications.items():
+                _note_application(self.applications, key, *app)
+            out.append(value)
+        return tuple(out)
 
     def _looks_applied(self, name: str) -> bool:
         j = self.i
@@ -1542,6 +1605,7 @@ def parse_latex(
     formula = _checked(expr, lhs, frozenset(parser.bounds), original, arrow)
     formula.matrices = frozenset(parser.matrices) if parser.matrices else None
     formula.explicit_matrices = bool(matrices) or parser.transposed
+    formula.applications = _applications_of(formula.expr, parser.applications)
     return formula
 
 
