@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections import Counter
@@ -215,8 +216,8 @@ def _same_protocol(expected: tuple[str, Any], got: tuple[str, Any]) -> bool:
 
 def method_key(check: Any) -> tuple[str, Any]:
     """(kind, what it asserts) of a D2 check: a formula's expression, a call's target, an init's (tensor, scheme)."""
-    if check.kind == "formula":
-        return "formula", check.expect or check.latex
+    if check.kind == "formula":  # an update rule's right side: `theta <- theta - eta*g` asserts that expression
+        return "formula", re.sub(r"^\s*[\w.]+\s*<-\s*", "", check.expect) if check.expect else check.latex
     if check.kind == "call":
         return "call", check.target
     if check.kind == "init":

@@ -348,3 +348,12 @@ def test_symbols_named_by_what_the_claim_says_they_are(claim, expect):
     from compiler_helpers import compiled, dumps
 
     assert [(c["name"], c["expect"]) for c in dumps(compiled(claim, "D1")) if "name" in c] == expect
+
+
+def test_a_value_the_words_rename_drops_the_parameters_a_heading_suggested():
+    from compiler_helpers import compiled
+
+    # "weight decay" in the heading is λ's, not η's: a repo's weight_decay = 0.1 must not pass η's check
+    result = compiled("Manual SGD with coupled weight decay: w ← w − η (∇_w L + λ w), with η = 0.1.", "D2")
+    (step,) = [c for c in result.checks if getattr(c, "name", None) == "learning_rate"]
+    assert step.expect == 0.1 and "weight_decay" not in (step.names or [])

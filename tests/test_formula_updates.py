@@ -307,3 +307,33 @@ def test_an_update_of_another_variable_is_no_evidence(tmp_path):
     # rule for another variable (m -> exp_avg fits the names): it cannot contradict m's rule
     fused = ADAM_MOMENTS.replace("exp_avg.lerp_(grad, 1 - beta1)", "torch._foreach_lerp_([exp_avg], [grad], 1 - beta1)")
     assert verdict(tmp_path / "b", fused, "first moment: m ← β m + (1 − β) g", check=check)[:2] == ("unverified", None)
+
+
+def test_an_arrow_rule_compiles_to_a_self_contained_update_check(tmp_path):
+    from verifier.compiler import compile_claim
+    from verifier.spec.model import SAU
+
+    claim = "Sign-SGD step: θ ← θ − η sign(∇_θ L)."
+    (check,) = compile_claim(SAU(id="t-D2-001", dimension="D2", claim=claim)).checks
+    assert check.expect == "theta <- theta - eta * sign(grad(L, theta))"
+    # the compiled check, written into a spec as a user would, decides the repo by itself (no claim text to read)
+    code = """
+        import torch
+
+        def step(theta, loss, lr):
+            loss.backward()
+            with torch.no_grad():
+                theta -= lr * torch.sign(theta.grad)
+            return theta
+        """
+    sau = {"id": "t-D2-001", "dimension": "methodological", "claim": "a step",
+           "check": {"kind": "formula", "expect": check.expect}}
+    v = {v.id: v for v in run_repo(make_repo(tmp_path / "a", {"opt.py": code}, [sau]), use_cache=False).verdicts}["t-D2-001"]
+    assert (v.status.value, v.score, v.evidence[0].file, v.evidence[0].line) == ("pass", 1.0, "opt.py", 7)
+    drifted = code.replace("torch.sign(theta.grad)", "theta.grad")
+    v = {v.id: v for v in run_repo(make_repo(tmp_path / "b", {"opt.py": drifted}, [sau]), use_cache=False).verdicts}["t-D2-001"]
+    assert (v.status.value, v.score, v.evidence[0].line) == ("mismatch", 0.0, 7)
+    # the loss applied to θ, `L(θ)`: the argument's name is no reason to doubt that `loss` is L
+    applied = {**sau, "check": {"kind": "formula", "expect": "theta <- theta - eta * sign(grad(L(theta), theta))"}}
+    v = {v.id: v for v in run_repo(make_repo(tmp_path / "c", {"opt.py": code}, [applied]), use_cache=False).verdicts}["t-D2-001"]
+    assert (v.status.value, v.score, v.evidence[0].line) == ("pass", 1.0, 7)

@@ -1476,13 +1476,23 @@ def _ranked_assignments(choices: list[list[tuple[float, Target]]], budget: int) 
     return combos[:budget]
 
 
+def _application_head(name: str) -> str:
+    """``D__x_hat`` (the paper's D(x̂), one opaque quantity) -> ``D``; any other name as it is (``x__2`` is a version)."""
+    m = re.match(r"^([A-Za-z]\w*?)__(?!\d+$)\w", name)
+    return m.group(1) if m else name
+
+
 def _inconsistent(rest: list[sp.Symbol], assignment: tuple, choices: list, scope_names=()) -> list[str]:
     """Mapped symbols whose name fits another value of the function clearly better (m -> exp_avg_sq while
     exp_avg exists): an equivalence found that way can hide a real bug."""
     out = []
     chosen = {target.name for _, target in assignment}
     for s, (score, target), ranked in zip(rest, assignment, choices):
-        options = [(sc, t.name) for sc, t in ranked] + [(similarity(s.name, n), n) for n in scope_names]
+        head = _application_head(s.name)
+        if head != s.name:  # `L__theta` is L applied to θ: its arguments say nothing of what L's code name is
+            score = similarity(head, target.name)
+            ranked = [(similarity(head, t.name), t) for _, t in ranked]
+        options = [(sc, t.name) for sc, t in ranked] + [(similarity(head, n), n) for n in scope_names]
         options = [(sc, n) for sc, n in options if n != target.name and n not in chosen]
         if not options:
             continue

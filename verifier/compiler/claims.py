@@ -348,6 +348,11 @@ class _Builder:
                 return -1
             if name != check.name:
                 check = _renamed(check, name)
+                lexicon = terms.lexicon_index()
+                # the words around named it: another parameter a heading suggested is no second name for it
+                kept = [n for n in check.names or [] if lexicon.get(n.lower().replace("-", "_"), name) == name]
+                if kept != (check.names or []):
+                    check = check.model_copy(update={"names": kept or None})
         key = repr(sorted(check.model_dump(by_alias=True, exclude_none=True).items(), key=lambda kv: kv[0]))
         if key not in self.keys:
             self.keys[key] = len(self.checks)
@@ -1705,7 +1710,9 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
         if found.call:  # "ᾱ_k = ∏_{i=1}^{k} α_i": a cumprod, checked as the call
             return [b.add(CallCheck(target=found.call))], ""
         return [], f"formula not translated: {found.reason}"
-    check = FormulaCheck(expect=found.expect, latex=found.latex, integral=list(found.integral), assume=dict(found.assume))
+    # "θ ← θ − η g": the check says which variable gets the new value, as a user writes it (`expect: "θ <- ..."`)
+    expect = f"{found.update} <- {found.expect}" if found.expect and found.update and found.update_arrow else found.expect
+    check = FormulaCheck(expect=expect, latex=found.latex, integral=list(found.integral), assume=dict(found.assume))
     return [b.add(check)], f"the formula is typed, not its condition '{found.unchecked}'" if found.unchecked else ""
 
 
