@@ -1694,7 +1694,21 @@ _LEAD_SETTING = re.compile(
 )
 
 
+# "L_GP = λ (‖∇D(x̂)‖ − 1)² with λ = 10": the formula, then the value of one of its constants
+_TRAIL_SETTING = re.compile(
+    r"^(?P<formula>[^=;]{1,60}=[^;]+?)(?:\s*,\s*|\s+)(?:with|where)\s+"
+    r"(?P<setting>[^\s=;,]{1,12}\s*=\s*[-+]?\d[\d.]*(?:[eE][-+]?\d+)?(?:\s*/\s*\d+)?%?)\s*$"
+)
+
+
 def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
+    trail = _TRAIL_SETTING.match(text.strip())
+    if trail and formulas.find_formula(trail.group("formula")) is not None:
+        # the constant's symbol (λ, ε) names no parameter a repo sets under it (`eps` would be Adam's): the formula
+        # is checked, the value is the judge's, and the fragment says so instead of counting as typed
+        made, reason = _formula_check(trail.group("formula"), b)
+        if made:
+            return made, reason or f"the formula is typed, not the value after it ('{trail.group('setting').strip()}')"
     lead = _LEAD_SETTING.match(text.strip())
     if lead and formulas.find_formula(lead.group("formula")) is not None:
         made, reason = _formula_check(lead.group("formula"), b)
