@@ -23,6 +23,7 @@ from verifier.analysis.protocol.common import (
     leaf,
     names_in,
     norm,
+    parents_of,
     python_paths,
     scope_admits,
     sorted_evidence,
@@ -119,19 +120,6 @@ def _word_sets(ctx, rule: dict) -> tuple[frozenset[str], ...]:
     return ctx.memo("protocol.augmentation.words", make)
 
 
-def _parents(ctx, view: FileView) -> dict[int, ast.AST]:
-    """Child id -> parent node of a file's tree, once per run (the view's tree is the run's, so ids stay valid)."""
-
-    def make():
-        out: dict[int, ast.AST] = {}
-        for node in ast.walk(view.tree):
-            for child in ast.iter_child_nodes(node):
-                out[id(child)] = node
-        return out
-
-    return ctx.memo(f"protocol.augmentation.parents:{view.path}", make)
-
-
 class _Pipeline:
     """Reads one file: the sites, each with its training/eval label and dataset context."""
 
@@ -145,7 +133,7 @@ class _Pipeline:
     @property
     def parents(self) -> dict[int, ast.AST]:
         if self._parents is None:  # built only for a file with a candidate call
-            self._parents = _parents(self.ctx, self.view)
+            self._parents = parents_of(self.ctx, self.view)
         return self._parents
 
     # ----- labels -----------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from verifier.analysis.protocol.common import (
     FileView,
     dotted,
     evidence,
+    innermost_scope,
     nodes_of,
     norm,
     parents_of,
@@ -254,7 +255,7 @@ def _evaluate(raw: str, ctx, scope: str | None, symbol: bool = False) -> CheckRe
             params_arg = opt.args[0] if opt.args else next((k.value for k in opt.keywords if k.arg in ("params", "parameters")), None)
             if params_arg is not None and _mentions(params_arg, key) and "requires_grad" not in ast.unparse(params_arg):
                 trained.append((view, opt))
-    barriers = [b for b in barriers if scope_admits(scope, _scope_of(b[0], b[1]))]
+    barriers = [b for b in barriers if scope_admits(scope, innermost_scope(b[0], b[1]))]
     if barriers:
         ev = [evidence(ctx, v.path, n, "rule", note=why) for v, n, why in barriers[:4]]
         return CheckResult.passed(KIND, f"`{raw}` is frozen: {barriers[0][2]} ({barriers[0][0].path}:{barriers[0][1].lineno})",
@@ -271,15 +272,6 @@ def _evaluate(raw: str, ctx, scope: str | None, symbol: bool = False) -> CheckRe
         return CheckResult.failed(KIND, Status.mismatch, f"`{raw}` is used but nothing stops gradients reaching it",
                                   [evidence(ctx, v.path, node.lineno, "missing-near")])
     return CheckResult.failed(KIND, Status.missing, f"`{raw}` not found in the code", [])
-
-
-def _scope_of(view: FileView, node: ast.AST) -> str:
-    line = getattr(node, "lineno", 0)
-    best = "<module>"
-    for qual, fn in view.functions.items():
-        if fn.node.lineno <= line <= (fn.node.end_lineno or fn.node.lineno):
-            best = qual
-    return best
 
 
 # ----- base_weights: the pretrained model an adaptation method leaves untouched --------------------------------
@@ -360,7 +352,7 @@ def _pretrained_owners(ctx, view: FileView, optimizer_lines: dict[str, list[int]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load_state_dict" \
                 and node.args and isinstance(node.args[0], ast.Call) \
                 and (dotted(node.args[0].func) or "").rsplit(".", 1)[-1] in _CHECKPOINT_LOADS \
-                and any(line > node.lineno for line in optimizer_lines.get(_scope_of(view, node), [])):
+                and any(line > node.lineno for line in optimizer_lines.get(innermost_scope(view, node), [])):
             chain = dotted(node.func.value)
             if chain and "(" not in chain:
                 out.setdefault(chain, node)
@@ -604,7 +596,7 @@ _KNOWN_LIBRARIES = ("torch", "transformers", "timm", "torchvision", "accelerate"
 def _opaque_call(view: FileView, owner: str, optimizer: ast.AST, repo_functions: set[str]) -> bool:
     """Before the optimizer, the model goes through a function of a package we neither read nor know (which may
     freeze it): no mismatch can be claimed then."""
-    scope = _scope_of(view, optimizer)
+    scope = innermost_scope(view, optimizer)
     for cv in view.calls:
         if cv.scope != scope or cv.line >= optimizer.lineno or cv.leaf in repo_functions:
             continue
@@ -621,7 +613,7 @@ def _evaluate_base_weights(ctx, scope: str | None) -> CheckResult:
     re-enabled; counter-evidence: everything re-enabled, or an optimizer over a pretrained model nothing froze.
     Models are related by name within one file (``model = inject_lora(base_model)`` is base_model)."""
     views = views_mentioning(ctx, [], scope, ml_only=True)
-    admits = lambda view, node: scope_admits(scope, _scope_of(view, node))  # noqa: E731
+    admits = lambda view, node: scope_admits(scope, innermost_scope(view, node))  # noqa: E731
     optimizers = []
     for view in views:
         for call in _optimizers(view):
@@ -639,7 +631,7 @@ def _evaluate_base_weights(ctx, scope: str | None) -> CheckResult:
         lines: dict[str, list[int]] = {}
         for v, call, _ in optimizers:
             if v is view:
-                lines.setdefault(_scope_of(view, call), []).append(call.lineno)
+                lines.setdefault(innermost_scope(view, call), []).append(call.lineno)
         found = _pretrained_owners(ctx, view, lines)
         pretrained[view.path] = {**{n: found[next(iter(found))] for n in _derived(ctx, set(found), view) if found}, **found}
 
@@ -692,7 +684,7 @@ def _evaluate_base_weights(ctx, scope: str | None) -> CheckResult:
     def after_barrier(s: _Grad) -> bool:
         """A re-enable counts unless it precedes, in the same function, every freeze of that model."""
         own = own_barriers(s)
-        return bool(own) and not all(_scope_of(v, n) == _scope_of(v, s.node) and s.node.lineno < n.lineno for v, n, _, _ in own)
+        return bool(own) and not all(innermost_scope(v, n) == innermost_scope(v, s.node) and s.node.lineno < n.lineno for v, n, _, _ in own)
 
     def whole(s: _Grad) -> bool:
         """The re-enable covers a frozen model, not one part inside it (``model.encoder.requires_grad_(True)``)."""

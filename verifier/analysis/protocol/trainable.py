@@ -18,6 +18,7 @@ from verifier.analysis.protocol.common import (
     FileView,
     dotted,
     evidence,
+    innermost_scope,
     nodes_of,
     norm,
     scope_admits,
@@ -74,19 +75,19 @@ def _evaluate(raw: str, ctx, scope: str | None, only: bool) -> CheckResult:
             return added
         return CheckResult.failed(KIND, Status.missing, f"`{raw}` not found in the code", [])
     enables = [(v, n, why) for v in views for n, why in _enables(v, key)]
-    enables = [e for e in enables if scope_admits(scope, frozen._scope_of(e[0], e[1]))]
+    enables = [e for e in enables if scope_admits(scope, innermost_scope(e[0], e[1]))]
     barriers = [(v, n, why) for v in views for n, why in frozen._barriers(ctx, v, key)
-                if why not in _FORWARD and scope_admits(scope, frozen._scope_of(v, n))]
+                if why not in _FORWARD and scope_admits(scope, innermost_scope(v, n))]
     blocking = [b for b in barriers if b[2] in _HARD or not enables]
     if blocking:
         v, n, why = blocking[0]
         return CheckResult.failed(KIND, Status.mismatch, f"`{raw}` is frozen: {why} ({v.path}:{n.lineno})",
                                   [evidence(ctx, v.path, n, "rule", note=why)])
     freezes_all = [(v, n, owner) for v in views for n, owner in _global_freezes(v, key)
-                   if scope_admits(scope, frozen._scope_of(v, n))]
+                   if scope_admits(scope, innermost_scope(v, n))]
     holders = _holder_classes(views, key)
     optimizers = [(v, call, groups) for v in views for call, groups in _optimizers(v, key, holders)
-                  if scope_admits(scope, frozen._scope_of(v, call))]
+                  if scope_admits(scope, innermost_scope(v, call))]
     if not optimizers:
         return CheckResult.unverified(KIND, f"`{raw}` occurs but no optimizer (torch.optim, optax, HF Trainer) was found")
     owners = _chains(views, key)
@@ -169,7 +170,7 @@ def _library_adapters(raw: str, key: str, ctx, scope: str | None, views: list[Fi
     ``base_weights`` decides it (a re-enabled base or a trained head is not "only the adapters")."""
     if key not in _LIBRARY_ADAPTER_KEYS:
         return None
-    wraps = [(v, node) for v in views for node, _ in frozen._peft_wraps(ctx, v) if scope_admits(scope, frozen._scope_of(v, node))]
+    wraps = [(v, node) for v in views for node, _ in frozen._peft_wraps(ctx, v) if scope_admits(scope, innermost_scope(v, node))]
     if not wraps:
         return None
     v, node = wraps[0]
@@ -407,8 +408,8 @@ def _receiver(node: ast.AST) -> ast.AST:
 def _frozen_before(freeze: ast.AST, owner: str, optimizer: ast.AST, view: FileView) -> bool:
     """The freeze precedes the optimizer in one function and nothing in between may add parameters to
     ``owner`` (an attribute assigned on it, a call it is passed to: adapters injected after a freeze train)."""
-    scope = frozen._scope_of(view, freeze)
-    if scope != frozen._scope_of(view, optimizer) or not freeze.lineno < optimizer.lineno:
+    scope = innermost_scope(view, freeze)
+    if scope != innermost_scope(view, optimizer) or not freeze.lineno < optimizer.lineno:
         return False
     fn = view.functions.get(scope)
     for node in ast.walk(fn.node if fn is not None else view.tree):
@@ -527,7 +528,7 @@ def _assigned(name: str, view: FileView, at: ast.AST) -> ast.Assign | None:
     """The value last bound to ``name`` before ``at`` in the same function; None when it is rebound by
     ``+=``/``append`` (a list built piece by piece) or never bound there."""
     line = getattr(at, "lineno", 0)
-    scope = frozen._scope_of(view, at)
+    scope = innermost_scope(view, at)
     fn = view.functions.get(scope)
     body = fn.node if fn is not None else view.tree
     value = None

@@ -164,27 +164,9 @@ def _index_bindings(ctx, key: str) -> list[Setting]:
     return out
 
 
-def _local_assign(body: list[ast.stmt], name: str, before: int) -> ast.expr | None:
-    found = None
-    for stmt in body:
-        for sub in ast.walk(stmt):
-            if isinstance(sub, ast.Assign) and sub.lineno < before:
-                for target in sub.targets:
-                    if dotted(target) == name:
-                        found = sub.value
-                    elif isinstance(target, ast.Tuple) and isinstance(sub.value, ast.Tuple):
-                        for t, v in zip(target.elts, sub.value.elts):
-                            if dotted(t) == name:
-                                found = v
-            elif isinstance(sub, ast.AnnAssign) and sub.value is not None and sub.lineno < before:
-                if dotted(sub.target) == name:
-                    found = sub.value
-    return found
-
-
 def assigned_before(ctx, body: list[ast.stmt], name: str, before: int) -> ast.expr | None:
-    """:func:`_local_assign` from a table of the body's assignments built once per body for the run: resolving
-    every name of a large module walked the whole module again for each."""
+    """The value last assigned to ``name`` (a plain or tuple assignment, or an annotated one) in ``body`` before
+    line ``before``, from a table of the body's assignments built once per body for the run."""
     if not body:
         return None
     tables: dict[int, tuple[list, dict]] = ctx.memo("protocol.values.assignments", dict)
@@ -199,7 +181,7 @@ def assigned_before(ctx, body: list[ast.stmt], name: str, before: int) -> ast.ex
 
 
 def _assignment_table(body: list[ast.stmt]) -> dict[str, list[tuple[int, ast.expr]]]:
-    """name -> (line, value) of every assignment :func:`_local_assign` would see, in the order it sees them."""
+    """name -> (line, value) of every assignment in ``body``, nested ones too, in ``ast.walk`` order."""
     table: dict[str, list[tuple[int, ast.expr]]] = {}
     for stmt in body:
         for sub in walk_list(stmt):  # ast.walk's order; it leaves out only nodes without fields
