@@ -240,6 +240,7 @@ def _same_expression(a: str, b: str) -> bool:
 
     names: dict = {f: sympy.Function(f) for f in ("sum", "mean", "norm", "matmul", "inv")}  # reductions stay opaque
     names["grad"] = sympy.Function("grad")  # a gradient stays opaque, as in the check: grad(f, x), not d/dx of a symbol
+    a, b = (re.sub(r"(?<![\w.])lambda(?!\w)", "lam", x) for x in (a, b))  # λ spelled out, as the compiler reads it
     try:
         return sympy.simplify(parse_expr(a.replace("^", "**"), local_dict=names) - parse_expr(b.replace("^", "**"), local_dict=names)) == 0
     except Exception:  # noqa: BLE001 - a held-out spelling SymPy cannot read is compared as text

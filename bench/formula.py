@@ -11,7 +11,8 @@ and jax.grad against ``∇_x``, faithful, drifted and hand-derived), then integr
 drifted), then update rules (``θ ← θ − η ∇_θ L`` and an EMA against hand-written steps in their torch and JAX
 spellings, drifted, and a library optimizer), concatenations / slices (``[c, P, X] + E``, ``V_h[:r]``:
 order, bounds, layouts) and applications (``ε_θ(x_t, t)``, ``Q(s_next, a_next)``, ``D(x̂)``, ``f(x + h)`` against
-model calls: other arguments, keyword and extra arguments, an unreadable one); all counted in the totals and
+model calls: other arguments, keyword and extra arguments, an unreadable one, argument order by the arguments'
+roles and by the callee's signature, two states swapped); all counted in the totals and
 shown on their own too.
 """
 
@@ -252,6 +253,28 @@ def penalty(critic, real, fake, alpha):
 
 def central_difference(f, x, h):
     return ({plus} - f(x - h)) / (2 * h)
+
+
+def flow_matching_loss(func, x_0, x_1, t):
+    x_t = (1 - t) * x_0 + t * x_1
+    v = {velocity}
+    return F.mse_loss(v, x_1 - x_0)
+
+
+class Denoiser(torch.nn.Module):
+    def forward(self, {signature}):
+        return x
+
+
+class DiffusionTrainer:
+    def __init__(self):
+        self.net = Denoiser()
+
+    def loss(self, x_0, t, alpha_bar):
+        noise = torch.randn_like(x_0)
+        x_t = alpha_bar.sqrt() * x_0 + (1 - alpha_bar).sqrt() * noise
+        pred = {net_call}
+        return F.mse_loss(pred, noise)
 """
 DIFFUSION_CHECK = {"expect": "(eps - eps_theta(x_t, t))**2", "symbols": {"eps": "noise", "x_t": "x_t", "t": "t"},
                    "scope": "diffusion_loss"}
@@ -260,6 +283,9 @@ TD_CHECK = {"expect": "r + gamma * Q(s_next, a_next)", "symbols": {**TD_SYMBOLS,
 TD_UNNAMED = {"expect": "r + gamma * Q(s_next, a_next)", "symbols": TD_SYMBOLS, "scope": "td_target"}
 GP_CHECK = {"latex": r"\left(\|\nabla_{\hat{x}} D(\hat{x})\|_2 - 1\right)^2", "symbols": {"x_hat": "x_hat"}, "scope": "penalty"}
 DIFFERENCE_CHECK = {"expect": "(f(x + h) - f(x - h)) / (2*h)", "symbols": {"x": "x", "h": "h"}, "scope": "central_difference"}
+FLOW_CHECK = {"expect": "(v_theta(x_t, t) - (x_1 - x_0))**2", "symbols": {"x_t": "x_t", "t": "t", "x_0": "x_0", "x_1": "x_1"},
+              "scope": "flow_matching_loss"}
+SIGNATURE_CHECK = {**DIFFUSION_CHECK, "scope": "DiffusionTrainer.loss"}
 # (name, {pred, q_next, out, plus}, check, expected): a model applied to arguments, `D(x̂)` vs `D(x_real)`
 APPLICATION_PAIRS = [
     ("diffusion", {"pred": "model(x_t, t)"}, DIFFUSION_CHECK, "pass"),
@@ -279,11 +305,31 @@ APPLICATION_PAIRS = [
     ("gp-inline/on-fake", {"out": "critic(fake)"}, GP_CHECK, "mismatch"),
     ("central-difference", {}, DIFFERENCE_CHECK, "pass"),
     ("central-difference/forward-point", {"plus": "f(x)"}, DIFFERENCE_CHECK, "mismatch"),
+    # argument order: an unknown callee's arguments line up by their names' roles (time vs state) ...
+    ("diffusion-time-first", {"pred": "model(t, x_t)"}, DIFFUSION_CHECK, "pass"),
+    ("diffusion-time-first-extra-argument", {"pred": "model(t, x_t, cond)"}, DIFFUSION_CHECK, "pass"),
+    ("diffusion/time-first-on-x0", {"pred": "model(t, x_0)"}, DIFFUSION_CHECK, "mismatch"),
+    ("diffusion/keyword-time-on-x0", {"pred": "model(x_t, timesteps=x_0)"}, DIFFUSION_CHECK, "mismatch"),
+    ("diffusion/two-states-extra-argument", {"pred": "model(x_0, x_t, t)"}, DIFFUSION_CHECK, "unverified"),
+    ("diffusion/concatenated-input", {"pred": "model(torch.cat([x_t, t], -1))"}, DIFFUSION_CHECK, "unverified"),
+    ("flow-ode-order", {"velocity": "func(t, x_t)"}, FLOW_CHECK, "pass"),
+    ("flow-state-first", {"velocity": "func(x_t, t)"}, FLOW_CHECK, "pass"),
+    ("flow-ode-order/on-x0", {"velocity": "func(t, x_0)"}, FLOW_CHECK, "mismatch"),
+    ("td-target/swapped-arguments", {"q_next": "target_net(next_act, next_obs)"}, TD_CHECK, "mismatch"),
+    # ... and a callee defined in the repo binds them by its signature's parameter names
+    ("signature-time-first", {"signature": "t, x", "net_call": "self.net(t, x_t)"}, SIGNATURE_CHECK, "pass"),
+    ("signature-extra-parameter", {"signature": "x, t, cond=None", "net_call": "self.net(x_t, t, x_0)"}, SIGNATURE_CHECK, "pass"),
+    ("signature-keywords", {"signature": "x, timesteps", "net_call": "self.net(timesteps=t, x=x_t)"}, SIGNATURE_CHECK, "pass"),
+    ("signature/called-state-first", {"signature": "t, x", "net_call": "self.net(x_t, t)"}, SIGNATURE_CHECK, "mismatch"),
+    ("signature/called-time-first", {"signature": "x, t", "net_call": "self.net(t, x_t)"}, SIGNATURE_CHECK, "mismatch"),
+    ("signature/keywords-swapped", {"signature": "x, t", "net_call": "self.net(x=t, t=x_t)"}, SIGNATURE_CHECK, "mismatch"),
+    ("signature/on-x0", {"signature": "t, x", "net_call": "self.net(t, x_0)"}, SIGNATURE_CHECK, "mismatch"),
 ]
 
 
 def application_source(parts: dict) -> str:
-    fill = {"pred": "model(x_t, t)", "q_next": "target_net(next_obs, next_act)", "out": "critic(x_hat)", "plus": "f(x + h)"}
+    fill = {"pred": "model(x_t, t)", "q_next": "target_net(next_obs, next_act)", "out": "critic(x_hat)", "plus": "f(x + h)",
+            "velocity": "func(x_t, t)", "signature": "x, t", "net_call": "self.net(x_t, t)"}
     return APPLICATION.format(**{**fill, **parts})
 
 

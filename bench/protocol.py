@@ -58,6 +58,7 @@ PASS_PARAMS = {
     "target-modules": {"expect": ["query", "value"]},
     "shape": {"expect": {"W_down": ["r", "D"], "W_up": ["D", "r"]}, "symbols": {"r": "lora_rank", "D": "hidden_size"}},
     "placement": {"after": ["mlp"]},
+    "hardware": {"gpus": 8, "gpu": "A100"},
 }
 # Names outside the rules' lexicons take the word-piece path (timed apart, not part of the ratio).
 UNLISTED_PARAMS = {

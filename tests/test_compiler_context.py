@@ -45,7 +45,7 @@ def test_settings_are_never_context(text):
 
 
 def test_context_is_excused_by_coverage_but_not_by_strict_coverage():
-    result = compiled("Training: lr=1e-4, batch size 64. Hardware: 8x NVIDIA A100 GPUs")
+    result = compiled("Training: lr=1e-4, batch size 64. Hardware: 512GB RAM")  # GPUs would be a hardware check
     assert {"kind": "value", "name": "learning_rate", "expect": 0.0001} in dumps(result)
     assert [f.outcome for f in result.fragments].count("context") == 1
     assert result.coverage == "full" and result.strict_coverage == "partial"
@@ -53,7 +53,9 @@ def test_context_is_excused_by_coverage_but_not_by_strict_coverage():
 
 def test_hardware_numbers_are_not_read_as_values():
     result = compiled("Training runs on 4 Nvidia H100 GPUs per node with batch size 32")
-    assert dumps(result) == [{"kind": "value", "name": "minibatch_size", "expect": 32}]
+    # the GPUs are the hardware rule's (per node with no node count: only the type), never a value
+    assert dumps(result) == [{"kind": "value", "name": "minibatch_size", "expect": 32},
+                             {"kind": "protocol", "rule": "hardware", "gpu": "H100"}]
 
 
 def test_bare_symbols_are_named_by_the_claims_own_words():

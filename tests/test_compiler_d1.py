@@ -190,7 +190,9 @@ def test_names_after_a_scoped_value_are_the_rest_of_its_scope_not_untyped_settin
 def test_one_d_and_two_d_qualifiers_do_not_hide_hardware_context():
     claim = "Adam, lr=3e-4; 1D runs on 1 V100 GPU (5.5-6h), 3D on 4 H100 GPUs (20-21h)"
     result = compiled(claim)
-    assert [o for _, o in fragments(claim)][-2:] == ["context", "context"]
+    assert [o for _, o in fragments(claim)][-2:] == ["typed", "typed"]  # hardware checks, one run each
+    assert [c.params for c in result.checks if c.kind == "protocol"] == [
+        {"gpus": 1, "gpu": "V100", "any_run": True}, {"gpus": 4, "gpu": "H100", "any_run": True}]
     assert result.coverage == "full"
     # a qualifier next to a setting is still read as a setting, not context
     assert values("2D runs use batch_size=8") == [("minibatch_size", 8)]
@@ -261,7 +263,9 @@ def test_the_reason_left_for_the_judge_names_what_no_check_kind_covers():
 
 def test_title_case_words_after_a_scope_are_not_its_names_unless_the_list_ends_with_and():
     claim = "Training: lr=0.1 for Stage A, Xavier Init"
-    assert [f.outcome for f in compiled(claim).fragments] == ["typed", "leftover"]
+    result = compiled(claim)
+    assert [f.outcome for f in result.fragments] == ["typed", "typed"]  # Xavier Init is its own fact, not a scope name
+    assert result.checks[-1].target.startswith("torch.nn.init.xavier_uniform_ | ")
 
 
 def test_samples_per_batch_is_the_batch_size_not_a_dataset_statistic():

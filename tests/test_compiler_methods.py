@@ -50,7 +50,10 @@ def dumps(result) -> list[dict]:
         ("Only R updated during training", [{"kind": "protocol", "rule": "trainable", "name": "R", "only": True}]),
         ("R is the sole trainable parameter", [{"kind": "protocol", "rule": "trainable", "name": "R", "only": True}]),
         ("R (r×r) sole trainable", [{"kind": "protocol", "rule": "trainable", "name": "R", "only": True}]),
-        ("BitFit tunes only the bias terms", [{"kind": "protocol", "rule": "trainable", "name": "bias", "only": True}]),
+        # several parts alone: each trains, and `only` is over their union (the first, `besides` the others)
+        ("Only A and B are trained", [{"kind": "protocol", "rule": "trainable", "name": "A", "only": True, "besides": ["B"]},
+                                      {"kind": "protocol", "rule": "trainable", "name": "B"}]),
+        ("BitFit tunes only the bias terms", [{"kind": "protocol", "rule": "trainable", "name": "bias", "only": True, "besides": ["head"]}]),
         ("We train only the classification head", [{"kind": "protocol", "rule": "trainable", "name": "head", "only": True}]),
         ("R ∈ ℝ^{r×r} (trainable)", [{"kind": "protocol", "rule": "trainable", "name": "R"},
                                       {"kind": "protocol", "rule": "shape", "expect": {"R": ["r", "r"]}, "symbols": {"r": "lora_rank"}}]),
@@ -90,7 +93,6 @@ def test_whole_statements_become_exact_checks(claim, checks):
 @pytest.mark.parametrize(
     ("claim", "reason"),
     [
-        ("Only A and B are trained", "which parts alone are trained (A, B): the trainable rule's `only` takes one part"),
         ("Linear probing (baseline): only the head is trained", "describes a baseline or an ablation"),
         ("Linear probing (baseline): the backbone is frozen", "describes a baseline or an ablation"),
         ("W_0 frozen", "the paper symbol W_0 names no code object (add an alias)"),

@@ -22,7 +22,7 @@ from verifier.spec.model import Spec
         ("Only the adapter weights are updated.", "D1", [{"rule": "trainable", "name": "adapter", "only": True}]),
         ("The head parameters are trained.", "D3", [{"rule": "trainable", "name": "head"}]),
         ("The prompt parameters are frozen.", "D2", [{"rule": "frozen", "name": "prompt"}]),
-        ("BitFit: fine-tunes only bias terms b in all network components", "D2", [{"rule": "trainable", "name": "bias", "only": True}]),
+        ("BitFit: fine-tunes only bias terms b in all network components", "D2", [{"rule": "trainable", "name": "bias", "only": True, "besides": ["head"]}]),
         ("Updates only the classification head.", "D2", [{"rule": "trainable", "name": "head", "only": True}]),
         ("Decoder layers are frozen.", "D2", [{"rule": "frozen", "name": "decoder"}]),
         ("The ViT backbone is frozen.", "D2", [{"target": "VisionTransformer | ViT | ViTModel | vit_b_16"}, {"rule": "frozen", "name": "backbone"}]),
@@ -36,18 +36,30 @@ def test_trainability_statements_compile_to_the_rules(text: str, dimension: str,
 
 
 @pytest.mark.parametrize(
-    "text, layer",
+    "text, checks",
     [
-        ("Only the LayerNorm parameters are trained.", "LayerNorm"),
-        ("Combined with LayerNorm tuning (LN weights and biases)", "LayerNorm"),
-        ("Also tunes bias in patch embedding projection", "patch embedding"),
+        # the norm layers and the biases are parameter kinds the trainable rule reads: a trainable check, no call
+        ("Only the LayerNorm parameters are trained.", [{"rule": "trainable", "name": "norm", "only": True, "besides": ["head"]}]),
+        ("Combined with LayerNorm tuning (LN weights and biases)", [{"rule": "trainable", "name": "norm"}]),
+        ("Also tunes bias in patch embedding projection", [{"rule": "trainable", "name": "bias"}]),
     ],
 )
-def test_a_layer_type_in_a_trainability_statement_is_not_a_call_check(text: str, layer: str) -> None:
+def test_a_layer_type_in_a_trainability_statement_is_a_kind_not_a_call_check(text: str, checks: list[dict]) -> None:
     result = compiled(text, "D2")
-    assert dumps(result) == [] and result.coverage == "none"
-    (fragment,) = result.fragments
-    assert fragment.outcome == "leftover" and f"({layer}'s)" in fragment.reason
+    assert dumps(result) == checks and result.coverage == "full"
+
+
+@pytest.mark.parametrize(
+    "text, layer",
+    [
+        ("The dropout layer weights are trained.", "dropout layer"),
+        ("Only the GELU layers are frozen.", "GELU"),
+    ],
+)
+def test_a_layer_type_that_is_no_parameter_kind_stays_with_the_judge(text: str, layer: str) -> None:
+    result = compiled(text, "D2")
+    assert not [c for c in dumps(result) if "target" in c]  # never a call check on the layer
+    assert any(f"({layer}'s)" in f.reason for f in result.fragments)
 
 
 @pytest.mark.parametrize(

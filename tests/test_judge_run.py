@@ -165,3 +165,24 @@ def test_unwritable_lock_file_keeps_the_verdicts(tmp_path):
     assert by_id(report)["toy-D2-002"].status == Status.judged
     assert report.extras["judge"]["lock_written"] is False
     assert "sau.lock.json" in report.extras["judge"]["lock_problem"]
+
+
+def test_the_judge_reads_the_lines_the_deterministic_checks_cite(tmp_path):
+    # the hardware check cannot decide a count set by a variable; it cites the launch line, which no name of the
+    # claim leads to: the judge must see it among its evidence
+    repo = tmp_path / "launch"
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "train.py").write_text("import torch\n\n\ndef main():\n    torch.distributed.init_process_group('nccl')\n")
+    (repo / "scripts" / "train.sh").write_text("#!/bin/bash\nset -e\ntorchrun --nproc_per_node=$1 train.py\n")
+    (repo / "sau.json").write_text(json.dumps({"paper_id": "toy", "paper_title": "Toy", "D1": [
+        {"id": "toy-D1-001", "claim": "Hardware: trained on 8 NVIDIA A100 GPUs", "source": "Sec 4"}], "D2": [], "D3": [], "D4": []}))
+    plain = by_id(run_repo(repo, use_cache=False))["toy-D1-001"]
+    assert plain.status == Status.unverified
+    cited = {(e.file, e.line) for e in plain.evidence}
+    assert ("scripts/train.sh", 3) in cited
+    with JudgeServer() as server:
+        report = run_repo(repo, use_cache=False, judge=judge_config(server.url))
+        bodies = [b for b in server.requests if "toy-D1-001" in claim_ids(b)]
+    assert by_id(report)["toy-D1-001"].status == Status.judged
+    inside, _ = data_block(bodies[0]["messages"][-1]["content"])
+    assert "scripts/train.sh:3" in inside and "torchrun --nproc_per_node=$1 train.py" in inside

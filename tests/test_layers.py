@@ -72,6 +72,6 @@ def test_layers_import_only_downward():
 
 def test_rules_data_is_found_and_loads():
     assert (rules.rules_dir() / "lexicon.yaml").is_file()
-    assert len(rules.list_dir("protocol")) == 17  # 13 + target-modules + strings + shape + placement
+    assert len(rules.list_dir("protocol")) == 18  # 13 + target-modules + strings + shape + placement + hardware
     assert rules.load("lexicon.yaml")
     assert (rules.schema_dir() / "sau-v1.schema.json").is_file()

@@ -92,9 +92,11 @@ def test_every_shape_check_compiled_from_the_dev_claims_is_decidable():
         for claim in json.loads(path.read_text())["claims"]:
             result = compiled(claim["claim"], claim["dimension"])
             for check in shape_checks(result):
-                seen += 1
                 params = {k: v for k, v in check.items() if k != "rule"}
                 assert validate_protocol_params("shape", params) is None, claim["id"]
+                if params.get("tensors") == "runtime":
+                    continue  # a runtime tensor is named by the lexicon, sized in numbers: tests/test_tensor_shapes.py
+                seen += 1
                 for name, dims in params["expect"].items():
                     assert mappable(name, params.get("names", {}).get(name)), (claim["id"], name)
                     assert any(s in params["symbols"] for d in dims for s in str(paper_dim(d)).replace("paper_", " ").split()

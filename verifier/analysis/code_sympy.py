@@ -13,6 +13,7 @@ import ast
 import functools
 import math
 import re
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -240,6 +241,22 @@ class FunctionModel:
     applications: dict[str, sp.Expr] = field(default_factory=dict)
     # an opaque call -> how its arguments were written, for comparing them with a paper's application
     calls: dict[sp.Expr, "CallShape"] = field(default_factory=dict)
+    # leaf name -> the call none of whose arguments could be read (``pred = model(torch.cat([x, t], -1))``):
+    # a paper application mapped to the leaf is not compared with arguments the code hides
+    unread_calls: dict[str, str] = field(default_factory=dict)
+    # the kept structures ("slice", "concat") whose translation this function met, inlined code included:
+    # with none of them met, it translates the same whatever structures a formula keeps (`StructureUse`)
+    structures_met: frozenset = frozenset()
+
+
+class StructureUse:
+    """The structure kinds a translation reached the point of keeping (a value subscripted with a ``:``, a
+    concatenation of values), whether or not it keeps them: translation branches on the kept structures
+    only there, so a function that met none of a formula's kinds has the model it has with none kept.
+    Shared by the translators of one run, so a helper inlined from another file counts for its caller."""
+
+    def __init__(self) -> None:
+        self.met: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -251,6 +268,28 @@ class CallShape:
     positional: int
     keywords: int
     unreadable: bool
+    # the keywords in the order their values follow the positional ones (sorted), so a keyword binds by name
+    keyword_names: tuple[str, ...] = ()
+    # per argument, the name it was written with (``x_t`` of ``x_t.detach()``; "" for an expression): the
+    # value may be inlined (``x_t`` read as its definition) while the name still tells its role
+    written: tuple[str, ...] = ()
+    # whose call it is: ("self", class, attribute) for ``self.model(...)``, ("global", name) for a module-level
+    # name; () when unknown (a parameter, a local, a starred argument list), so no signature is looked up
+    callee: tuple[str, ...] = ()
+    exact: bool = True  # no ``*args`` / ``**kwargs``: each value is one argument in its written place
+
+
+def merged_shape(known: "CallShape | None", shape: CallShape) -> CallShape:
+    """The same call written twice: alike, it keeps its shape; with other arguments or keywords it is
+    unreadable as a whole; only the names it was written with differ: those it does not agree on are dropped."""
+    if known is None or known == shape:
+        return shape
+    if (known.positional, known.keywords, known.keyword_names, known.unreadable, known.exact) != (
+        shape.positional, shape.keywords, shape.keyword_names, shape.unreadable, shape.exact
+    ) or len(known.written) != len(shape.written):
+        return replace(known, unreadable=True)
+    written = tuple(a if a == b else "" for a, b in zip(known.written, shape.written))
+    return replace(known, written=written, callee=known.callee if known.callee == shape.callee else ())
 
 
 def expr_nodes(expr: sp.Basic, limit: int = MAX_EXPR_NODES) -> int:
@@ -296,8 +335,10 @@ class Translator:
         helper: HelperLookup | None = None,
         effective: Callable[[str], Any] | None = None,
         structures: frozenset = frozenset(),
+        use: StructureUse | None = None,
     ):
         self.tree = tree
+        self.use = use if use is not None else StructureUse()
         # "concat" / "slice": keep torch.cat and x[:, :r] as the ordered opaque objects a paper's [P, Z] and
         # V[:, :r] are (verifier.symbolic.latex); otherwise a cat is a new tensor and indexing keeps the value
         self.structures = frozenset(structures)
@@ -318,6 +359,7 @@ class Translator:
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
         self._init_attrs: dict[str, dict[str, sp.Expr]] = {}
+        self._init_met: dict[str, frozenset] = {}  # what a memoised __init__ translation met, for each later reader
         self._layers: dict[str, dict[str, tuple[str, bool]]] = {}
         self._depth = 0
         # per-function state
@@ -325,21 +367,25 @@ class Translator:
         self._class: str | None = None
         self._leaf_names: dict[str, int] = {}
         self._leaf_sites: dict[tuple[str, int], sp.Symbol] = {}
+        self._foreign_sites: dict[str, dict[tuple[str, int], sp.Symbol]] = {}  # leaves of helpers from other files
         self._statements = 0
         self._forks = 0  # branches split so far in this function (bounds the number of paths)
 
     # ----- public ---------------------------------------------------------------------------------
     def all_functions(self) -> list[FunctionModel]:
-        out = []
-        for qualname, node, cls in _walk_functions(self.tree):
-            out.append(self.function(node, qualname, cls))
-        return out
+        return [self.function(node, qualname, cls) for qualname, node, cls in self.function_nodes()]
+
+    def function_nodes(self) -> list[tuple[str, ast.FunctionDef, str | None]]:
+        """(qualname, node, enclosing class) of every function, in the order `all_functions` returns them."""
+        return _walk_functions(self.tree)
 
     def function(self, node: ast.FunctionDef, qualname: str, cls: str | None) -> FunctionModel:
         model = FunctionModel(self.file, qualname, node.lineno, getattr(node, "end_lineno", node.lineno))
-        saved = (self._model, self._class, self._leaf_names, self._leaf_sites, self._statements, self._forks)
+        saved = (self._model, self._class, self._leaf_names, self._leaf_sites, self._statements, self._forks,
+                 self._foreign_sites)
         self._model, self._class, self._leaf_names, self._leaf_sites, self._statements = model, cls, {}, {}, 0
-        self._forks = 0
+        self._forks, self._foreign_sites = 0, {}
+        outer_met, self.use.met = self.use.met, set()
         try:
             env = self._param_env(node)
             model.params = sorted(k for k in env if isinstance(env[k], sp.Symbol))
@@ -348,7 +394,11 @@ class Translator:
         except RecursionError:
             model.notes.append("nesting too deep: translation stopped")
         finally:
-            self._model, self._class, self._leaf_names, self._leaf_sites, self._statements, self._forks = saved
+            (self._model, self._class, self._leaf_names, self._leaf_sites, self._statements, self._forks,
+             self._foreign_sites) = saved
+            model.structures_met = frozenset(self.use.met)
+            outer_met |= self.use.met  # an enclosing translation (a class's __init__ read from a method) met them too
+            self.use.met = outer_met
         return model
 
     # ----- environment ----------------------------------------------------------------------------
@@ -386,12 +436,15 @@ class Translator:
         if cls is None or cls not in self.classes:
             return {}
         if cls in self._init_attrs:
+            self.use.met |= self._init_met.get(cls, frozenset())
             return self._init_attrs[cls]
         self._init_attrs[cls] = {}
         attrs: dict[str, sp.Expr] = {}
+        met: set[str] = set()
         for item in self.classes[cls].body:
             if isinstance(item, ast.FunctionDef) and item.name in ("__init__", "setup", "__post_init__"):
                 model = self.function(item, f"{cls}.{item.name}", cls)
+                met |= model.structures_met
                 for name, versions in model.named.items():
                     if not name.startswith("self."):
                         continue
@@ -399,6 +452,7 @@ class Translator:
                     if isinstance(expr, sp.Expr) and not expr.is_Atom:
                         attrs[name[5:]] = expr
         self._init_attrs[cls] = attrs
+        self._init_met[cls] = frozenset(met)
         return attrs
 
     # ----- statements -----------------------------------------------------------------------------
@@ -548,12 +602,12 @@ class Translator:
             return self.pin[key]
         if self.effective is None:
             return UNKNOWN
-        if key not in self._effective_cache:
+        if leaf not in self._effective_cache:  # by the name as written: `Foo` and `foo` are two settings
             try:
-                self._effective_cache[key] = self.effective(leaf)
+                self._effective_cache[leaf] = self.effective(leaf)
             except Exception:  # noqa: BLE001 - a resolver failure only means "not known"
-                self._effective_cache[key] = UNKNOWN
-        return self._effective_cache[key]
+                self._effective_cache[leaf] = UNKNOWN
+        return self._effective_cache[leaf]
 
     def _bind(self, target: ast.expr, value: Any, stmt: ast.stmt, path: _Path) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -577,7 +631,10 @@ class Translator:
         if isinstance(value, Marker) and value.kind == "normal":
             value = self._draw(value, leafname, stmt.lineno)  # noise = randn_like(x): the leaf is `noise`
         elif isinstance(value, Marker) and value.kind in ("source", "opaque"):
+            unread = value.value if value.kind == "opaque" and isinstance(value.value, str) else None
             value = self._leaf(leafname, stmt.lineno)
+            if unread and self._model is not None:
+                self._model.unread_calls[value.name] = unread
         elif (
             isinstance(value, AppliedUndef) and value.func not in REDUCTIONS.values() and value.func is not PICK
             and not is_matrix_op(value) and not is_concat(value) and not is_slice(value)
@@ -634,10 +691,12 @@ class Translator:
                 return self._attr_leaf(const)
             if _is_shape(node.value):
                 return self._attr_leaf(f"{_leaf_name(node.value.value) or 'x'}_dim")
-            if "slice" in self.structures and isinstance(base, sp.Expr):
-                sliced = self._slice(base, node.slice, path)
-                if sliced is not None:
-                    return sliced
+            if isinstance(base, sp.Expr) and _has_slice(node.slice):
+                self.use.met.add("slice")
+                if "slice" in self.structures:
+                    sliced = self._slice(base, node.slice, path)
+                    if sliced is not None:
+                        return sliced
             return base  # indexing keeps the value (elementwise comparison)
         if isinstance(node, ast.BinOp):
             if isinstance(node.op, ast.MatMult):
@@ -675,9 +734,9 @@ class Translator:
     def _slice(self, base: sp.Expr, index: ast.expr, path: _Path) -> sp.Expr | None:
         """``x[:, :r]`` -> ``slice_ah(x, r)`` (bounds translated); None when there is no ``:`` in it, a step,
         or a bound that is not a value (a mask, a list)."""
-        parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        if not any(isinstance(p, ast.Slice) for p in parts):
+        if not _has_slice(index):
             return None
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
         axes: list[tuple[str, list[sp.Expr]]] = []
         for part in parts:
             if isinstance(part, ast.Constant) and part.value is Ellipsis:
@@ -843,7 +902,7 @@ class Translator:
         if isinstance(func, ast.Name):
             name = func.id
             if name in path.env:
-                return self._opaque(name, args, kwargs)
+                return self._opaque(name, args, kwargs, node)  # a parameter or a local: its signature is unknown
             if name in self.module_aliases:  # from torch.nn.functional import relu
                 leaf = self.table.strip_prefix(self.module_aliases[name]) or name
                 return self._library(leaf, args, kwargs, numpy_like=not self._is_torch(self.module_aliases[name]))
@@ -853,7 +912,7 @@ class Translator:
             inlined = self._inline_helper(name, None, args, kwargs)
             if inlined is not None:
                 return inlined
-            return self._opaque(name, args, kwargs)
+            return self._opaque(name, args, kwargs, node, ("global", name))
         if isinstance(func, ast.Attribute):
             dotted = attribute_chain(func)
             root = dotted.split(".")[0] if dotted else None
@@ -878,7 +937,7 @@ class Translator:
                 inlined = self._inline_helper(func.attr, self._class, args, kwargs)
                 if inlined is not None:
                     return inlined
-                return self._opaque(func.attr, args, kwargs)
+                return self._opaque(func.attr, args, kwargs, node, ("self", self._class, func.attr) if self._class else ())
             method = func.attr
             receiver = self.expr(func.value, path)
             if method.endswith("_") and not method.endswith("__"):
@@ -1074,22 +1133,31 @@ class Translator:
             return self._opaque(name, [receiver, *args], kwargs)
         return self._opaque(name, args, kwargs)
 
-    def _opaque(self, name: str, args: list, kwargs: dict) -> Any:
+    def _opaque(self, name: str, args: list, kwargs: dict, node: ast.Call | None = None, callee: tuple = ()) -> Any:
+        """An unknown call, kept as a function of its arguments; ``node`` (a call written as ``f(...)`` or
+        ``self.f(...)``, not a method of a value) gives the names its arguments were written with."""
         values = [a for a in [*args, *(kwargs[k] for k in sorted(kwargs))] if isinstance(a, sp.Expr)]
         fname = _clean_name(name)
         if fname in _RESERVED_FUNC_NAMES:
             fname = f"{fname}_"
         if not values:
-            return Marker("opaque")
+            return Marker("opaque", fname if node is not None and (node.args or node.keywords) else None)
         out = sp.Function(fname)(*values)
         if self._model is not None and isinstance(out, AppliedUndef):
+            unreadable = len(values) < len(args) + len(kwargs)
+            exact = node is not None and not any(isinstance(a, ast.Starred) for a in node.args) and all(
+                k.arg for k in node.keywords
+            )
+            written: tuple[str, ...] = ()
+            if node is not None and exact and not unreadable:
+                by_keyword = {k.arg: k.value for k in node.keywords}
+                written = tuple(_written_name(a) for a in [*node.args, *(by_keyword[k] for k in sorted(kwargs))])
             shape = CallShape(
                 positional=sum(isinstance(a, sp.Expr) for a in args), keywords=sum(isinstance(kwargs[k], sp.Expr) for k in kwargs),
-                unreadable=len(values) < len(args) + len(kwargs),
+                unreadable=unreadable, keyword_names=tuple(sorted(k for k in kwargs if isinstance(kwargs[k], sp.Expr))),
+                written=written, callee=callee if exact else (), exact=exact,
             )
-            known = self._model.calls.get(out)
-            # the same call written twice alike keeps its shape; spelled two ways, it is unreadable as a whole
-            self._model.calls[out] = shape if known is None or known == shape else replace(known, unreadable=True)
+            self._model.calls[out] = merged_shape(self._model.calls.get(out), shape)
         return out
 
     def _library(
@@ -1102,9 +1170,10 @@ class Translator:
         if kind == "identity":
             return args[0] if args else Marker("opaque")
         if kind == "source":
-            if "concat" in self.structures and leaf in self.table.concatenations and args:
+            if leaf in self.table.concatenations and args:
+                self.use.met.add("concat")
                 items = args[0].value if isinstance(args[0], Marker) and args[0].kind == "tuple" else [args[0]]
-                if items and all(isinstance(v, sp.Expr) for v in items):
+                if "concat" in self.structures and items and all(isinstance(v, sp.Expr) for v in items):
                     return concat(*items)  # the axis (dim=, axis=) is not compared
             return Marker("source", leaf)
         if kind in ("matmul", "transpose", "linear", "einsum") or (leaf == "dot" and numpy_like):
@@ -1203,15 +1272,22 @@ class Translator:
             env[a.arg] = kwargs.get(a.arg, sym(a.arg))
         depth = owner._depth
         owner._depth = self._depth + 1
-        saved = (owner._model, owner._class, owner._statements, owner._forks)
+        saved = (owner._model, owner._class, owner._statements, owner._forks, owner._leaf_names, owner._leaf_sites,
+                 owner._foreign_sites)
         owner._model, owner._statements, owner._forks = None, 0, MAX_PATHS  # a helper is not split
-        owner._class = cls if owner is self else owner._class
+        owner._class = cls
+        if owner is not self:
+            # a helper from another file names its leaves among the caller's (not after whatever function its
+            # own file translated last), and one statement of it gives one leaf, as in the caller's file
+            owner._leaf_names, owner._foreign_sites = self._leaf_names, self._foreign_sites
+            owner._leaf_sites = self._foreign_sites.setdefault(owner.file, {})
         try:
             paths = owner._block(node.body, [_Path(env)])
         except RecursionError:
             return None
         finally:
-            owner._model, owner._class, owner._statements, owner._forks = saved
+            (owner._model, owner._class, owner._statements, owner._forks, owner._leaf_names, owner._leaf_sites,
+             owner._foreign_sites) = saved
             owner._depth = depth  # restored: an inlined helper must not use up the depth of later calls
         for p in paths:
             value = p.env.get("<return>")
@@ -1232,6 +1308,27 @@ def translate_source(
     return Translator(tree, file, source, pin=pin, structures=structures).all_functions()
 
 
+# calls that keep an argument's value (and so its role): ``x_t.detach()``, ``t.float()``, ``t.to(device)``
+_VALUE_KEEPING = frozenset({"detach", "float", "double", "half", "long", "int", "to", "cuda", "cpu", "clone",
+                            "contiguous", "type", "type_as", "squeeze", "unsqueeze", "view", "reshape", "flatten"})
+
+
+def _has_slice(index: ast.expr) -> bool:
+    """A subscript with a ``:`` in it (``x[:, :r]``), the only kind `Translator._slice` keeps."""
+    return any(isinstance(p, ast.Slice) for p in (index.elts if isinstance(index, ast.Tuple) else [index]))
+
+
+def _written_name(node: ast.expr) -> str:
+    """The name an argument is written with (``x_t``, ``self.sigma`` -> ``sigma``, ``t.float()`` -> ``t``)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VALUE_KEEPING:
+        node = node.func.value
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
 def _walk_functions(tree: ast.Module):
     """(qualname, node, enclosing class) for every function, methods and nested functions included."""
     stack: list[tuple[ast.AST, str, str | None]] = [(tree, "", None)]
@@ -1249,10 +1346,23 @@ def _walk_functions(tree: ast.Module):
     return out
 
 
+_STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _statements_breadth_first(tree: ast.Module):
+    """The nodes of ``ast.walk`` that are or hold statements, in its order (an import is a statement, and no
+    expression holds one): the same imports in the same order without visiting every expression node."""
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        todo.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, _STATEMENT_HOLDERS))
+        yield node
+
+
 def _module_aliases(tree: ast.Module) -> dict[str, str]:
     """Local names bound to library modules or functions by imports (``F`` -> ``torch.nn.functional``)."""
     out: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in _statements_breadth_first(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:

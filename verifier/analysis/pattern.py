@@ -76,11 +76,13 @@ def compile_pattern(text: str) -> Pattern:
         expr = ast.parse(src, mode="eval")
         nodes: tuple[ast.AST, ...] = (expr.body,)
         is_expr = True
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         try:
             module = ast.parse(src)
         except SyntaxError as exc:
             raise PatternError(f"pattern {text!r} is not Python: {exc.msg}") from None
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise PatternError(f"pattern {text!r} is not Python: {type(exc).__name__}") from None
         nodes = tuple(module.body)
         is_expr = False
         if len(nodes) == 1 and isinstance(nodes[0], ast.Expr):
@@ -272,6 +274,8 @@ def compile_where(text: str) -> ast.expr:
         return ast.parse(src, mode="eval").body
     except SyntaxError as exc:
         raise PatternError(f"where clause {text!r} is not an expression: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise PatternError(f"where clause {text!r} is not an expression: {type(exc).__name__}") from None
 
 
 class Unknown(Exception):

@@ -1,12 +1,15 @@
 """`call`: the repo calls an API (import-resolved) with the claimed arguments, from code that runs.
 
 A site counts when it is in code (not a test or doc) reachable from an entry point; several sites pass when
-one matches. A mismatch cites the closest site and the argument that differs. A call of an equivalent
+one matches. A repo class registered in an mmengine-style registry (``@SCHEDULERS.register_module("iddpm")``) is
+built from its key in a config (``dict(type="iddpm")``, YAML ``type: iddpm``) with no call naming it: that key
+is its construction site. A mismatch cites the closest site and the argument that differs. A call of an equivalent
 substitute (Adam for AdamW, per rules/substitutes.yaml) scores 0.75.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +77,13 @@ def _check(check: CallCheck, ctx: Context) -> CheckResult:
     if not sites:
         sites = find_substitute_sites(ctx, modules, target, check.scope)
         substitute = bool(sites)
+    if not sites and not check.args and check.count is None and (built := _registry_builds(ctx, target, check.scope)):
+        definition, key = built[0]
+        ev = [evidence_at(ctx.index, key.span, "call", note=f"built by its registry key {key.value!r}"),
+              evidence_at(ctx.index, definition.span, "definition", header_only=True)]
+        return CheckResult.passed(KIND, f"{target} is built from its registry key {key.value!r} at "
+                                        f"{key.span.file}:{key.span.line} (registered at {definition.span.file}:"
+                                        f"{definition.span.line}).", sorted_unique(ev))
     if not sites:
         if elsewhere:
             ev = [evidence_at(ctx.index, s.span, "test") for s, _ in elsewhere[:3]]
@@ -150,6 +160,36 @@ def find_sites(ctx: Context, modules: ModuleMap, target: str, scope: str | None)
         role = ctx.index.files[site.span.file].role
         (elsewhere if role in EXCLUDED_ROLES else code).append((site, resolved))
     return sorted(code, key=lambda p: _loc(p[0])), sorted(elsewhere, key=lambda p: _loc(p[0]))
+
+
+_REGISTER = re.compile(r"^[\w.]*\bregister(?:_module)?\s*\((?P<args>.*)\)\s*$", re.DOTALL)
+_KEY_FIELDS = ("type",)  # mmengine / mmcv / mmdet configs select a registered class by `type=`
+
+
+def _registry_builds(ctx: Context, target: str, scope: str | None) -> list:
+    """(the registered class, the config binding of its key) for a repo class ``target`` names: decorated with
+    ``X.register_module("key")`` / ``register_module()`` (the key is the class name) and selected by a constant
+    ``type="key"`` in code or a config file; nothing when the class is not registered or its key is never used."""
+    if scope and not looks_like_glob(scope):
+        return []  # a config key belongs to no function scope
+    leaf = target.rsplit(".", 1)[-1]
+    out = []
+    for definition in ctx.index.definitions_named(leaf):
+        if definition.kind != "class" or ctx.index.files[definition.span.file].role in EXCLUDED_ROLES:
+            continue
+        keys: set[str] = set()
+        for decorator in definition.decorators:
+            registered = _REGISTER.match(decorator)
+            if registered:
+                keys.update(re.findall(r"""["']([^"']+)["']""", registered.group("args")) or [definition.name])
+        if not keys:
+            continue
+        for binding in ctx.index.bindings_named(_KEY_FIELDS):
+            if binding.constant and isinstance(binding.value, str) and binding.value in keys and \
+                    ctx.index.files[binding.span.file].role not in EXCLUDED_ROLES and \
+                    (not scope or ctx.index.in_scope(binding.span.file, scope)):
+                out.append((definition, binding))
+    return sorted(out, key=lambda p: (p[1].span.file, p[1].span.line))
 
 
 def find_substitute_sites(ctx: Context, modules: ModuleMap, target: str, scope: str | None):

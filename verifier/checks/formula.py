@@ -27,6 +27,7 @@ from verifier.analysis.code_sympy import (
     UNKNOWN,
     Candidate,
     FunctionModel,
+    StructureUse,
     Translator,
     expr_nodes,
     is_matrix_op,
@@ -91,17 +92,23 @@ def check_formula(check: FormulaCheck, ctx: Context) -> CheckResult:
 
 # ----------------------------------------------------------------------------------------- repo models
 class RepoFormulas:
-    """Translated functions of the repo, file by file on demand; shared by every formula check of a run."""
+    """Translated functions of the repo, file by file on demand; shared by every formula check of a run.
+    With structures kept, a function whose translation with none kept (``base``) met none of them is that
+    translation: only the others are translated again."""
 
-    def __init__(self, ctx: Context, pin: dict[str, Any], structures: frozenset = frozenset()):
+    def __init__(self, ctx: Context, pin: dict[str, Any], structures: frozenset = frozenset(),
+                 base: "RepoFormulas | None" = None):
         self.index = ctx.index
         self.pin = pin
         self.structures = structures  # "concat" / "slice": kept as objects only for formulas that have them
+        self.base = base if structures else None
+        self.use = StructureUse()
         self.effective = _effective_values(ctx)
         self._translators: dict[str, Translator | None] = {}
         self._models: dict[str, list[FunctionModel]] = {}
         self._prepared: dict[tuple, list] = {}
         self._helpers: dict[str, Any] = {}
+        self._signatures: dict[tuple, Signature | None] = {}
 
     def translator(self, path: str) -> Translator | None:
         if path not in self._translators:
@@ -111,19 +118,34 @@ class RepoFormulas:
                 if tree is None
                 else Translator(
                     tree, path, self.index.source(path), pin=self.pin, helper=self._helper, effective=self.effective,
-                    structures=self.structures,
+                    structures=self.structures, use=self.use,
                 )
             )
         return self._translators[path]
 
     def models(self, path: str) -> list[FunctionModel]:
         if path not in self._models:
-            tr = self.translator(path)
-            self._models[path] = tr.all_functions() if tr is not None else []
+            if self.base is not None:
+                self._models[path] = self._kept_structures(path)
+            else:
+                tr = self.translator(path)
+                self._models[path] = tr.all_functions() if tr is not None else []
         return self._models[path]
+
+    def _kept_structures(self, path: str) -> list[FunctionModel]:
+        shared = self.base.models(path)
+        if not any(m.structures_met & self.structures for m in shared):
+            return shared
+        tr = self.translator(path)
+        return [
+            tr.function(node, qualname, cls) if m.structures_met & self.structures else m
+            for m, (qualname, node, cls) in zip(shared, tr.function_nodes(), strict=True)
+        ]
 
     def prepared(self, model: FunctionModel, keep: bool, measure: tuple = ()) -> list[tuple[Candidate, sp.Expr, frozenset, set[str]]]:
         """A function's candidates with their compared form, shape and symbol names (once per run)."""
+        if self.base is not None and not measure and not (model.structures_met & self.structures):
+            return self.base.prepared(model, keep)  # the plain translation's model: its candidates are prepared there
         key = (model.file, model.qualname, model.line, keep, measure)
         if key not in self._prepared:
             out = []
@@ -146,6 +168,41 @@ class RepoFormulas:
             attrs = tr.init_attrs(model.qualname.rsplit(".", 1)[0])
             values |= {expr for attr, expr in attrs.items() if is_spacing_name(attr) and isinstance(expr, sp.Expr) and expr.is_Number}
         return frozenset(values)
+
+    def signature(self, file: str, callee: tuple) -> "Signature | None":
+        """The parameters of what a call calls, when the repo settles it (see `CallShape.callee`)."""
+        key = (file, callee)
+        if key not in self._signatures:
+            self._signatures[key] = self._find_signature(file, callee) if callee else None
+        return self._signatures[key]
+
+    def _find_signature(self, file: str, callee: tuple) -> "Signature | None":
+        if callee[0] == "global":
+            return self._one_signature([d for d in self.index.definitions_named(callee[1])
+                                        if d.kind == "function" and d.qualname == d.name])
+        _, cls, attr = callee
+        tr = self.translator(file)
+        classdef = tr.classes.get(cls) if tr is not None else None
+        built = _constructed_class(classdef, attr) if classdef is not None else None
+        if built is None:
+            return None  # `self.model = model` (given from outside), a wrapper, a factory: unknown
+        found = []
+        for c in self.index.definitions_named(built):
+            facts = self.index.files.get(c.span.file)
+            if c.kind != "class" or facts is None or facts.role is not FileRole.code:
+                continue
+            methods = {d.name: d for d in facts.definitions
+                       if d.kind == "method" and d.qualname in (f"{c.qualname}.__call__", f"{c.qualname}.forward")}
+            method = methods.get("__call__") or methods.get("forward")  # nn.Module's __call__ runs forward
+            if method is None:
+                return None  # inherited: not followed
+            found.append(method)
+        return self._one_signature(found)
+
+    @staticmethod
+    def _one_signature(defs: list) -> "Signature | None":
+        sigs = {Signature.of(d) for d in defs}  # a placeholder body still has the parameters a call binds to
+        return sigs.pop() if len(sigs) == 1 else None
 
     def _helper(self, name: str, cls: str | None):
         """A repo function called by name from another file (``from utils import extract``)."""
@@ -172,6 +229,49 @@ class RepoFormulas:
             if node is not None:
                 return node, tr
         return None
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A callee's parameters (``self`` dropped), to bind a call's arguments by name."""
+
+    positional: tuple[str, ...]
+    keyword_only: tuple[str, ...]
+    varargs: bool
+    varkw: bool
+
+    @classmethod
+    def of(cls, d) -> "Signature":
+        params = list(d.params)
+        if d.kind == "method" and params and not any("staticmethod" in x for x in d.decorators):
+            params = params[1:]
+        star = next((i for i, p in enumerate(params) if p.startswith("*") and not p.startswith("**")), None)
+        head = params if star is None else params[:star]
+        tail = [] if star is None else params[star + 1:]
+        return cls(tuple(p for p in head if not p.startswith("*")), tuple(p for p in tail if not p.startswith("*")),
+                   star is not None, any(p.startswith("**") for p in params))
+
+
+def _constructed_class(classdef: ast.ClassDef, attr: str) -> str | None:
+    """The class every assignment of ``self.<attr>`` in the class builds (``self.model = UNet(...)``), or None
+    when any assignment is something else (``self.model = model``, ``torch.compile(self.model)``)."""
+    built = set()
+    for node in ast.walk(classdef):
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name) \
+                    and target.value.id == "self":
+                func = value.func if isinstance(value, ast.Call) else None
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+                if name is None:
+                    return None
+                built.add(name)
+    return built.pop() if len(built) == 1 else None
 
 
 CONFIG_KINDS = {"field", "assign", "argparse", "click", "config", "launch", "env", "dict"}
@@ -208,7 +308,8 @@ def _effective_values(ctx: Context):
 
 def _repo(ctx: Context, pin: dict[str, Any], structures: frozenset = frozenset()) -> RepoFormulas:
     key = "formula.repo:" + repr(sorted((str(k), repr(v)) for k, v in pin.items())) + repr(sorted(structures))
-    return ctx.memo(key, lambda: RepoFormulas(ctx, pin, structures))
+    base = _repo(ctx, pin) if structures else None
+    return ctx.memo(key, lambda: RepoFormulas(ctx, pin, structures, base))
 
 
 def _structure_kinds(expr: sp.Basic) -> frozenset:
@@ -501,14 +602,15 @@ MAX_ARGUMENT_READINGS = 24  # ways keyword or extra arguments of one call may li
 APPLICATION_TIMEOUT = 2.0
 
 
-def _applications_agree(res: MatchResult, r: Ranked, formula: Formula, check: FormulaCheck, timeout: float,
-                        positive: set[str]) -> MatchResult:
+def _applications_agree(res: MatchResult, r: Ranked, repo: RepoFormulas, formula: Formula, check: FormulaCheck,
+                        timeout: float, positive: set[str]) -> MatchResult:
     """A paper application (``D(x̂)``, ``ε_θ(x_t, t)``) that the match mapped onto a code call (``critic(real)``,
     or the leaf ``d_out`` such a call was assigned to) must also apply to the same arguments: both become one
     fixed opaque function of their arguments and the comparison is redone. Only applications whose argument
-    symbols are all mapped (or named as in the call) are compared; a call with an unreadable argument, or
-    extra / keyword arguments that fit no reading, is `unverified`; equal arity and different arguments is a
-    mismatch (through the usual filters)."""
+    symbols are all mapped (or named as in the call) are compared, in the order the callee's signature or the
+    arguments' roles give (`_argument_readings`); a call with an unreadable argument, or extra / keyword
+    arguments that fit no reading, is `unverified`; a decisive reading with other arguments is a mismatch
+    (through the usual filters)."""
     subs = dict(res.subs or {})
     for psym in sorted(res.paper.free_symbols if res.paper is not None else (), key=lambda s_: s_.name):
         app = formula.applications.get(psym.name)
@@ -530,7 +632,7 @@ def _applications_agree(res: MatchResult, r: Ranked, formula: Formula, check: Fo
         where = f"{call.func.__name__}(...) in {r.model.qualname} ({r.cand.file}:{r.cand.line})"
         if shape.unreadable:
             return _not_compared(res, f"an argument of {where} could not be read, so it is not compared with {fname}'s")
-        readings = _argument_readings(len(pargs), call.args, shape)
+        readings, decisive = _argument_readings(pargs, call.args, shape, repo.signature(r.model.file, shape.callee))
         if not readings:
             return _not_compared(res, f"{where} takes {len(call.args)} argument(s) where the paper's {fname} takes {len(pargs)}")
         function = sym(call.func.__name__)  # the match mapped the paper's function onto this one
@@ -550,7 +652,7 @@ def _applications_agree(res: MatchResult, r: Ranked, formula: Formula, check: Fo
             continue
         if outcome.kind != "not-equivalent":
             return _not_compared(res, f"the arguments of {where} were not decided against {fname}'s ({outcome.reason})")
-        if len(readings) > 1 and len(call.args) > len(pargs):
+        if not decisive:
             return _not_compared(res, f"{where} has arguments the paper's {fname} does not name, and none of its "
                                       "readings applies it to the paper's arguments")
         shown = ", ".join(_show(a, 40) for a in pargs)
@@ -572,7 +674,7 @@ def _with_applications(res: MatchResult, r: Ranked, repo: RepoFormulas, fixed, o
         if spelled is not res and (spelled.decision.equivalent or not res.decision.equivalent):
             return spelled
     if res.decision.equivalent:
-        return _applications_agree(res, r, formula, check, timeout, positive)
+        return _applications_agree(res, r, repo, formula, check, timeout, positive)
     return res
 
 
@@ -588,11 +690,11 @@ def _applied_reading(res: MatchResult, r: Ranked, repo: RepoFormulas, fixed, opt
     apps = {sym(k): (sym(f), args) for k, (f, args) in formula.applications.items() if f not in paper_names}
     if not apps:
         return res
-    codes, functions, spelled_leaves = _code_applied(r, {len(args) for _, args in apps.values()})
+    codes, functions, spelled_leaves = _code_applied(r, repo, [args for _, args in apps.values()])
     code = codes[0]
     # a leaf reading that failed with no counterexample used values the code hides in a call's arguments
     hidden = not res.decision.equivalent and not (res.decision.counterexample or {}).get("values")
-    doubt = _uncompared_calls(r, {len(args) for _, args in apps.values()}) if hidden else ""
+    doubt = _uncompared_calls(r, repo, [args for _, args in apps.values()]) if hidden else ""
     if not functions:
         # the leaf reading's mismatch may come from a call whose arguments could not be lined up alone
         return _not_compared(replace(res), doubt) if doubt else res
@@ -642,9 +744,11 @@ def _applied_reading(res: MatchResult, r: Ranked, repo: RepoFormulas, fixed, opt
     return res
 
 
-def _uncompared_calls(r: Ranked, arities: set[int]) -> str:
+def _uncompared_calls(r: Ranked, repo: RepoFormulas, paper_args: list[tuple]) -> str:
     """Why a call of the candidate could not be lined up with the paper's applications: an unreadable
-    argument, keyword arguments (their order is the signature's), or an arity no application has."""
+    argument, keyword arguments (their order is the signature's) or an arity no application has, unless the
+    arguments' roles settle the reading (with the callee's signature, extra arguments too)."""
+    arities = {len(a) for a in paper_args}
     calls = [r.model.applications[s_.name] for s_ in sorted(r.expr.free_symbols, key=lambda x: x.name)
              if s_.name in r.model.applications]
     calls += sorted((n for n in sp.preorder_traversal(r.expr) if _is_call(n) and n in r.model.calls), key=sp.default_sort_key)
@@ -655,19 +759,26 @@ def _uncompared_calls(r: Ranked, arities: set[int]) -> str:
         where = f"{_show(call, 60)} in {r.model.qualname} ({r.cand.file}:{r.cand.line})"
         if shape.unreadable:
             return f"an argument of {where} could not be read, so the paper's application is not compared with it"
-        if shape.keywords:
+        signature = repo.signature(r.model.file, shape.callee)
+        settled = any(_role_reading(a, call.args, shape, signature) for a in paper_args if len(a) <= len(call.args))
+        if shape.keywords and not settled:
             return f"{where} passes keyword arguments, whose order against the paper's arguments is its signature's"
-        if len(call.args) not in arities:
+        if len(call.args) not in arities and not (settled and signature is not None):
             return f"{where} takes {len(call.args)} argument(s), which the paper's application does not"
+    for leaf in sorted(s_.name for s_ in r.expr.free_symbols if s_.name in r.model.unread_calls):
+        return (f"no argument of {r.model.unread_calls[leaf]}(...) (`{leaf}` in {r.model.qualname}, {r.cand.file}:"
+                f"{r.cand.line}) could be read, so the paper's application is not compared with it")
     return ""
 
 
-def _code_applied(r: Ranked, arities: set[int]) -> tuple[list[sp.Expr], set[str], set[str]]:
+def _code_applied(r: Ranked, repo: RepoFormulas, paper_args: list[tuple]) -> tuple[list[sp.Expr], set[str], set[str]]:
     """The candidate with its calls spelled ``apply(f, args...)`` (output leaves such as ``d_out = critic(x)``
-    and calls written in place, when their arguments were all read), in every reading of calls with keyword
-    or extra arguments against the paper's arity (``model(x_t, t, cond)`` for ``ε_θ(x_t, t)``), the call as
-    written first."""
+    and calls written in place, when their arguments were all read): in the order the callee's signature or
+    the arguments' roles give when they settle it (``model(t, x_t)`` of ``def forward(self, t, x)`` for
+    ``ε_θ(x_t, t)``), else in every reading of calls with keyword or extra arguments against the paper's
+    arity (``model(x_t, t, cond)``), the call as written first."""
     functions: set[str] = set()
+    arities = {len(a) for a in paper_args}
 
     def readings(call: sp.Expr) -> list[sp.Expr] | None:
         shape = r.model.calls.get(call)
@@ -675,9 +786,14 @@ def _code_applied(r: Ranked, arities: set[int]) -> tuple[list[sp.Expr], set[str]
             return None
         functions.add(call.func.__name__)
         f = sym(call.func.__name__)
+        signature = repo.signature(r.model.file, shape.callee)
+        settled = [reading for pargs in paper_args if (reading := _role_reading(pargs, call.args, shape, signature))]
+        if settled:
+            return [APPLY(f, *a) for a in dict.fromkeys(settled)]
         out = [tuple(call.args)] if len(call.args) in arities or len(arities) != 1 else []
         if len(arities) == 1 and (shape.keywords or len(call.args) > min(arities)):
-            out += [a for a in _argument_readings(min(arities), call.args, shape) if a not in out]
+            pargs = next(a for a in paper_args if len(a) == min(arities))
+            out += [a for a in _argument_readings(pargs, call.args, shape, signature)[0] if a not in out]
         return [APPLY(f, *a) for a in out] or [APPLY(f, *call.args)]
 
     options: dict[sp.Expr, list[sp.Expr]] = {}
@@ -703,20 +819,120 @@ def _is_call(value: sp.Basic) -> bool:
         and not is_matrix_op(value) and not is_concat(value) and not is_slice(value)
 
 
-def _argument_readings(n: int, args: tuple, shape) -> list[tuple]:
-    """How a call's arguments may stand for the paper's ``n``: positional ones in order, a keyword one for
-    any paper argument (``model(x, timesteps=t)``), extra ones ignored (``model(x_t, t, cond)`` for
-    ``ε_θ(x_t, t)``); none when the call has fewer arguments."""
+def _argument_readings(pargs: tuple, args: tuple, shape, signature: "Signature | None" = None) -> tuple[list[tuple], bool]:
+    """How a call's arguments may stand for the paper's ``pargs``, and whether a reading that differs from the
+    paper's is a mismatch (decisive) rather than a doubt. When the roles settle it (`_role_reading`), that
+    one reading. Otherwise positional ones in order, a keyword one for any paper argument its name does not
+    contradict (``model(x, timesteps=t)``), extra ones ignored (``model(x_t, t, cond)`` for ``ε_θ(x_t, t)``);
+    none when the call has fewer arguments. A signature's parameter names rule out readings against their
+    role too. An argument left out that has the role of a paper argument (``model(x_0, x_t, t)``: which
+    state is the input?) makes a differing reading a doubt; with no signature, no reading leaves it out."""
+    n = len(pargs)
     if len(args) < n:
-        return []
+        return [], True
+    settled = _role_reading(pargs, args, shape, signature)
+    if settled is not None:
+        # the signature binds each argument; with no signature, an extra argument with no role might be the one
+        return [settled], signature is not None or len(args) == n
+    paper_roles = [_paper_role(a) for a in pargs]
+    bound = _bound_names(shape, signature, len(args))
+    code_roles = _code_roles(args, shape, signature, bound) or [""] * len(args)
     out = []
+    doubtful = False
     for picks in itertools.permutations(range(len(args)), n):  # picks[i]: the code argument for paper argument i
         positional = [j for j in picks if j < shape.positional]
-        if positional == sorted(positional):
-            out.append(tuple(args[j] for j in picks))
-            if len(out) >= MAX_ARGUMENT_READINGS:
-                break
-    return out
+        if positional != sorted(positional):
+            continue
+        if bound is not None and any(
+            (code := argument_role(bound[j])) and paper_roles[i] and code != paper_roles[i] for i, j in enumerate(picks)
+        ):
+            continue  # `model(x, t=...)` binds t by name: it is not the paper's x_t
+        if any(code_roles[j] in paper_roles for j in range(len(args)) if j not in picks and code_roles[j]):
+            if signature is None:
+                continue
+            doubtful = True
+        out.append(tuple(args[j] for j in picks))
+        if len(out) >= MAX_ARGUMENT_READINGS:
+            break
+    return out, not (len(out) > 1 and len(args) > n) and not doubtful
+
+
+# the role an argument's name gives it: a diffusion / flow time (or noise level) or the state it acts on
+_TIME_HEADS = frozenset({"t", "ts", "tt", "time", "times", "timestep", "timesteps", "sigma", "sigmas"})
+_STATE_HEAD = re.compile(r"(?:[xyz]t?|xs|ys|zs|sample|samples|latent|latents|state|states|noisy)")
+
+
+def argument_role(name: str) -> str:
+    """``time`` for ``t``, ``t0``, ``timesteps``, ``sigma``; ``state`` for ``x``, ``x_t``, ``xt``, ``z_0``,
+    ``y``, ``latents``; "" for any other name (``cond``, ``a_next``) and a lone capital (``T``: a horizon,
+    ``X``: a data matrix): its first word decides."""
+    if not name or (len(name) == 1 and name.isupper()):
+        return ""
+    head = re.sub(r"\d+$", "", re.split(r"_+", name.strip("_").lower(), maxsplit=1)[0])
+    if head in _TIME_HEADS:
+        return "time"
+    return "state" if _STATE_HEAD.fullmatch(head) else ""
+
+
+def _paper_role(arg: sp.Expr) -> str:
+    return argument_role(arg.name) if isinstance(arg, sp.Symbol) else ""
+
+
+def _bound_names(shape, signature: "Signature | None", count: int) -> list[str] | None:
+    """The parameter name each code argument binds to: the signature's for positional ones, the keyword for
+    keyword ones (no signature: "" for positional ones); None when the signature cannot take the call."""
+    positional = shape.positional
+    if len(shape.keyword_names) != count - positional:
+        return None
+    if signature is None:
+        return [""] * positional + list(shape.keyword_names)
+    if positional > len(signature.positional) and not signature.varargs:
+        return None
+    names = [signature.positional[i] if i < len(signature.positional) else "" for i in range(positional)]
+    for k in shape.keyword_names:
+        if k in names or (k not in signature.positional and k not in signature.keyword_only and not signature.varkw):
+            return None  # bound twice, or no such parameter: not this callee's signature
+        names.append(k)
+    return names
+
+
+def _role_reading(pargs: tuple, args: tuple, shape, signature: "Signature | None") -> tuple | None:
+    """The code arguments in the paper's order when roles settle it: each paper argument is named for a
+    distinct role (``ε_θ(x_t, t)``: a state, a time) and exactly one code argument has that role -- by the
+    parameter it binds to in the callee's signature (``def forward(self, t, x)``), by its keyword, or, with
+    no signature, by the name it was written with (``func(t, y)``, ``model(noisy, timesteps)``) or the only
+    role its value's names have. Two states (``f(x_a, x_b)``) are never told apart: None, positional order."""
+    roles = [_paper_role(a) for a in pargs]
+    if not all(roles) or len(set(roles)) != len(roles) or not shape.exact or shape.unreadable:
+        return None
+    code = _code_roles(args, shape, signature, _bound_names(shape, signature, len(args)))
+    if code is None:
+        return None
+    out = []
+    for role in roles:
+        hits = [j for j, c in enumerate(code) if c == role]
+        if len(hits) != 1:
+            return None
+        out.append(args[hits[0]])
+    return tuple(out)
+
+
+def _code_roles(args: tuple, shape, signature: "Signature | None", bound: list[str] | None) -> list[str] | None:
+    """Each code argument's role: its parameter's in the signature, else its keyword's, else the name it was
+    written with or the one role its value's names have; None when the call cannot be bound."""
+    if bound is None or not shape.exact:
+        return None
+    if signature is not None:
+        return [argument_role(b) for b in bound]
+    if len(shape.written) != len(args):
+        return None
+    return [argument_role(b) if b else argument_role(w) or _value_role(a) for a, b, w in zip(args, bound, shape.written)]
+
+
+def _value_role(value: sp.Expr) -> str:
+    """The one role the names in a value have (``sqrt(a)*x_0 + sqrt(1 - a)*noise``: a state), else ""."""
+    roles = {argument_role(s.name.split("__")[0]) for s in value.free_symbols} - {""}
+    return roles.pop() if len(roles) == 1 else ""
 
 
 def _not_compared(res: MatchResult, why: str) -> MatchResult:

@@ -79,8 +79,9 @@ class CompiledClaim:
 # ----- cutting the text ------------------------------------------------------------------------------------
 _OPEN, _CLOSE = "([{", ")]}"
 _SENTENCE_END = re.compile(
-    r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bet al)(?<!\bEq)(?<!\bSec)(?<!\bNo)(?<!\bFig)\.\s+(?=[A-Z(]|\d[A-Za-z]|\d[\d,]*\s+[a-z])"
-)
+    r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bet al)(?<!\bEq)(?<!\bSec)(?<!\bNo)(?<!\bFig)\.\s+(?=[A-Z(]|\d[A-Za-z]|\d[\d,]*\s+[a-z]|"
+    r"[a-z][a-z_0-9]*\s+(?:is|are|denotes?|controls?|represents?)\s|[a-z][a-z_0-9]*\s*=\s)"
+)  # "... / sqrt(alpha_bar_k). lambda is the guidance weight": a lower-case symbol may start a sentence
 
 
 def split_fragments(text: str) -> list[tuple[int, int]]:
@@ -677,7 +678,7 @@ def _derived_holds(expression: str, stated: str, claim: str) -> str:
     product = re.sub(r"(?<=\d)\s*(?=[A-Za-z])", "*", expression)
     try:
         total = _arithmetic(ast.parse(product.strip(), mode="eval").body, given)
-    except (SyntaxError, ArithmeticError, KeyError, ValueError):
+    except (SyntaxError, ArithmeticError, KeyError, ValueError, RecursionError, MemoryError):
         return ""
     if abs(total - float(value.group(1))) > 1e-9 * max(1.0, abs(total)):
         return ""
@@ -1947,6 +1948,10 @@ def _fragment(
                 reason = f"describes more than the named API(s): '{' '.join(rest[:6])} ...'"
         made += sampled + named
         made, reason = method_claims.merge(body, b, made, reason)  # "R is initialized to zero", "B and A frozen"
+        if any(getattr(b.checks[i], "rule", None) == "trainable" for i in made if 0 <= i < len(b.checks)):
+            b.api_notes = [n for n in b.api_notes if not n.startswith(mentions.TRAINABILITY_NOTE)]  # the check reads it
+    if reason.startswith("number(s)") and (why := _unnamed_why(body, b.claim)):
+        reason = why
     reason = re.sub(r"§+", "…", reason)  # masked model names, shown as an ellipsis
     made = [m for m in per_batch + made if m >= 0]
     if b.lead_name and dimension == Dimension.numerical and (not made or reason):
@@ -1982,6 +1987,28 @@ def _fragment(
     if not reason:
         reason = _untyped_reason(body, masked)
     return Fragment(text, "leftover", reason)
+
+
+# "w=[1,1,<1]": an element given as a bound; "a~U(-2,2) or 0 with 30% probability": a branch of the sampling
+# code; "grid 64x8" beside "downsample factor 8": a size written as the stored size times a factor
+_BOUNDED_LIST = re.compile(r"[\[(][^\[\]()]*[<>≤≥][^\[\]()]*[\])]")
+_MIXED_DRAW = re.compile(r"\bor\s+[-+]?\d+(?:\.\d+)?\s+with\s+(?:a\s+)?(?:probability\s+(?:of\s+)?\d+(?:\.\d+)?%?|\d+(?:\.\d+)?%?\s+probability)", re.IGNORECASE)
+_SIZE_TIMES_FACTOR = re.compile(r"(?<![\w.])(?P<size>\d+)\s*[x×]\s*(?P<factor>\d+)(?![\w.])")
+
+
+def _unnamed_why(body: str, claim: str) -> str:
+    """Why the numbers of a fragment have no parameter name, when the shape of the text says it: "" otherwise."""
+    if bounded := _BOUNDED_LIST.search(body):
+        bound = re.search(r"[<>≤≥]\s*[^,\])]*", bounded.group(0)).group(0).strip()
+        return f"a list with an element given as a bound ({bound}): no one value a value check can compare"
+    if _MIXED_DRAW.search(body):
+        return ("a value drawn or else a constant with a probability (a mixing probability): a branch of the sampling "
+                "code, no parameter it names")
+    product = _SIZE_TIMES_FACTOR.search(body)
+    if product and re.search(rf"\b(?:down|up)?sampl\w*\s+(?:factor|rate|ratio)\s*(?:of\s*|=\s*|:\s*)?{product.group('factor')}(?!\w|\.\d)", claim, re.IGNORECASE):
+        return (f"a size written as another size times the stated sampling factor ({product.group(0)}): the factor is "
+                "typed; which of the sizes the code names is not said")
+    return ""
 
 
 _NUM = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
@@ -2109,6 +2136,15 @@ def _compile_cached(
     for quoted_list in quoted.find_quoted_strings(text):  # "prompts ('Who are you?', ...)": verifier/compiler/quoted.py
         index = b.add(ProtocolCheck(rule="strings", expect=list(quoted_list.strings)))
         covered.append((quoted_list.span[0], quoted_list.span[1], [index], "strings"))
+    kind_reasons: dict[tuple[int, int], str] = {}
+    for kind in method_claims.find_kind_training(text):  # "LayerNorm tuning", "tunes bias terms in A, B, C"
+        index = b.add(kind.check)
+        same = next((c for c in covered if c[:2] == kind.span), None)
+        if same is not None:
+            same[2].append(index)
+        else:
+            covered.append((kind.span[0], kind.span[1], [index], "trainable"))
+        kind_reasons[kind.span] = kind.reason
     swept_sizes = protocol_claims.training_size_sweeps(text) if sau.dimension == Dimension.protocol else []
     for name, values, span in _labelled_lists(text, b) + [(n, Sweep(v), s) for n, v, s in swept_sizes]:
         index = b.add(_value_check(name, values))
@@ -2169,7 +2205,8 @@ def _compile_cached(
         elif inside:
             frag = _fragment(piece, sau.dimension, b, False, current_label)
             extra = frag.checks if frag.outcome == "typed" else ()
-            frag = Fragment(piece, "typed", "", tuple(sorted({*inside[0][2], *extra})))
+            left = kind_reasons.get(inside[0][:2], "") if inside[0][3] == "trainable" else ""
+            frag = Fragment(piece, "typed", left, tuple(sorted({*inside[0][2], *extra})))
         else:  # "W_down ∈ ℝ^{r×D} (down-projection)": a shape check, then the rest as any fragment
             frag = shapes.compile_fragment(piece, text, b.add, lambda rest: _fragment(
                 rest, sau.dimension, b, False, current_label), Fragment) or _fragment(piece, sau.dimension, b, False, current_label)
@@ -2184,6 +2221,7 @@ def _compile_cached(
     if sau.dimension == Dimension.protocol:
         out.fragments = protocol_claims.credit_study_heading(out.fragments)
         b.checks, out.fragments = protocol_claims.merge_varied_values(b.checks, out.fragments, text)
+    b.checks, out.fragments = protocol_claims.type_hardware(b.checks, out.fragments, sau.dimension)  # "8x A100 GPUs"
 
     out.checks = [_validated(c) for c in b.checks]
     out.leftover = [

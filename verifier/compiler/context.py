@@ -4,7 +4,10 @@ Coverage must not count them against the compiler (a repo does not "implement" a
 they must not vanish either: each is recorded with the category below as its reason. The categories are
 closed and each is a textual shape, never a claim id:
 
-* hardware      - accelerators, CPUs, RAM, nodes ("8x NVIDIA A100 (80GB)", "2x AMD EPYC 64-Core CPUs");
+* hardware      - accelerators, CPUs, RAM, nodes ("8x NVIDIA A100 (80GB)", "2x AMD EPYC 64-Core CPUs"); a repo
+                  does configure its GPU count and state its GPU type, so a fragment stating a run's GPUs is then
+                  compiled into a ``hardware`` protocol check (``protocol_claims.type_hardware``) and only the
+                  CPUs, RAM and the rest stay context;
 * compute       - wall-clock time, GPU-hours, memory use, money ("722MB", "3 days", "$5 per 1M tokens");
 * param-count   - model sizes ("86M params", "102K tunable params", "S-6M", "(355M)");
 * data-stat     - sizes of a dataset the repo downloads ("2.5M trajectories", "3952 test examples" in prose

@@ -738,6 +738,7 @@ def to_sympy(text: str, code: bool = False) -> tuple[str | None, str]:
     expr = re.sub(r"([A-Za-z]\w*)\^\{?([A-Za-z][A-Za-z0-9]*)\}?", r"\1_\2", expr)
     expr = re.sub(r"\^\{([^{}]*)\}", r"**(\1)", expr).replace("^", "**")
     expr = ascii_symbol(expr)
+    expr = re.sub(r"(?<![\w.])lambda(?!\w)", "lam", expr)  # "L + lambda * R": λ spelled out (a Python keyword)
     expr = re.sub(r"(\w)'", r"\1_prime", expr)
     for token in ("[", "{"):
         if token in expr:
@@ -1193,6 +1194,7 @@ def symbol_key(symbol: str) -> str:
     s = re.sub(r"([A-Za-z]\w*)\^\{([A-Za-z][\w,]*)\}", lambda m: m.group(1) + "_" + m.group(2).replace(",", ""), s)
     s = re.sub(r"([A-Za-z]\w*)\^\{?([A-Za-z][A-Za-z0-9]*)\}?", r"\1_\2", s)
     s = ascii_symbol(s)
+    s = re.sub(r"(?<![\w.])lambda(?!\w)", "lam", s)  # as to_sympy spells it
     s = re.sub(r"(\w)'", r"\1_prime", s)
     return s if re.fullmatch(r"[A-Za-z_]\w*", s) else ""
 
@@ -1224,8 +1226,8 @@ def find_glossary(text: str) -> list[GlossaryEntry]:
 
 
 def _is_word(symbol: str) -> bool:
-    """``Input``, ``Output``, ``Assumption``: a heading word, not a symbol."""
-    return bool(re.fullmatch(r"[A-Za-z][a-z]{3,}", symbol.strip()))
+    """``Input``, ``Output``, ``Assumption``: a heading word, not a symbol (``lambda``, ``sigma``: letters)."""
+    return bool(re.fullmatch(r"[A-Za-z][a-z]{3,}", symbol.strip())) and symbol.strip() not in _GREEK_HEADS
 
 
 def glossary_spans(text: str, fragments: list[tuple[int, int]], body_of, add_formula) -> list[tuple[int, int, list[int]]]:

@@ -16,6 +16,7 @@ from verifier.compiler import placement, terms
 
 # "Dirichlet BC", "Neumann boundary": a boundary condition (a setting the lexicon reads), not the distribution
 BOUNDARY_AFTER = re.compile(r"[\s-]*(?:BCs?\b|boundar(?:y|ies)\b|(?:boundary\s+)?conditions?\b)", re.IGNORECASE)
+TRAINABILITY_NOTE = "which parameters are trained or frozen"  # dropped where a trainable check reads the kind
 _LAYER_KINDS = frozenset({"normalisation", "normalisation_more", "layers", "architecture", "activation", "activation_more"})
 
 
@@ -28,8 +29,8 @@ def not_a_call(text: str, hit: terms.ApiHit, claim: str = "") -> str | None:
     if _API_NEGATED.search(text[max(0, hit.start - 40) : hit.start]):
         return f"says the method does without {name}: a call check would reward the code the claim rules out"
     if hit.category in _LAYER_KINDS and _trainability_of(text, hit.start, hit.end):
-        return (f"which parameters are trained or frozen ({name}'s): the trainable and frozen rules read a named "
-                "part, not a layer type")
+        return (f"{TRAINABILITY_NOTE} ({name}'s): the trainable and frozen rules read a named part or a parameter "
+                "kind (bias, norm), not this layer type")
     position = _POSITION_BEFORE.search(text[max(0, hit.start - 40) : hit.start])
     if hit.category in _LAYER_KINDS | {"attention"} and position:
         if placement.covering(text, claim or text) is not None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from verifier import rules
 from verifier.compiler import placement as block_placement
-from verifier.spec.model import InitCheck, ProtocolCheck, ValueCheck
+from verifier.spec.model import CallCheck, InitCheck, ProtocolCheck, ValueCheck
 
 
 @dataclass(frozen=True)
@@ -182,6 +182,8 @@ def _placement_re() -> re.Pattern | None:
     return re.compile(rf"\b(?:{_alternation(verbs)})\b\s*(?P<where>.*)$", re.IGNORECASE | re.DOTALL) if verbs else None
 
 
+# "MegaVid v2.1 initialization", "SD 2.1 weights": a project's release, by name and version
+_RELEASE_INIT = re.compile(r"^(?P<name>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,2}\s+v?\d+(?:\.\d+)*)\s+(?:initiali[sz]ation|init|weights|checkpoint)$")
 _INIT_FROM = re.compile(r"\binitiali[sz]ed\s+(?:from|by\s+copying|with\s+the\s+weights\s+of)\s+(?!(?:N|U|TN|Normal|Uniform|Gaussian)\s*\()", re.IGNORECASE)
 
 
@@ -217,20 +219,31 @@ def read(text: str, claim: str = "", aliases: dict[str, list[str]] | None = None
         if kind == "init":
             scheme = _scheme(match)
             checks: list[Any] = [InitCheck(name=n, expect=scheme) for n in names if n not in _UNNAMED_INIT]  # type: ignore[arg-type]
-            if len(checks) < len(names):
+            written = match.groupdict().get("prefix") or match.groupdict().get("scheme") or ""
+            if len(checks) < len(names) and (target := _family_calls(written) or scheme_calls(scheme)):
+                checks.append(CallCheck(target=target))  # "all weights are Xavier-initialized": the scheme's API runs
+            elif len(checks) < len(names):
                 why = why or "an initialisation of every layer's weights or biases: the init check needs one named tensor"
         elif kind == "only-trained":
-            if why or len(names) != 1:  # "only A and B are trained": `only` is over their union, one name per check
-                return MethodFacts([], why or f"which parts alone are trained ({', '.join(subjects)}): the trainable "
-                                              "rule's `only` takes one part")
-            checks = [ProtocolCheck(rule="trainable", name=names[0], only=True)]
+            if why or not names:
+                return MethodFacts([], why or f"which parts alone are trained ({', '.join(subjects)}): no code name")
+            kinds = set(_mapping("parameter_kinds").values())  # every bias, every norm: the task head aside
+            # "only A and B are trained": each trains, and `only` is over their union (the first, `besides` the rest)
+            besides = [*names[1:], *([_KIND_HEAD] if names[0] in kinds and _KIND_HEAD not in names else [])]
+            checks = [ProtocolCheck(rule="trainable", name=names[0], only=True, **({"besides": besides} if besides else {}))]
+            checks += [ProtocolCheck(rule="trainable", name=n) for n in names[1:]]
         elif kind == "trained":
             checks = [ProtocolCheck(rule="trainable", name=n) for n in names]
         else:
             checks = [ProtocolCheck(rule="frozen", name=n) for n in names]
         return MethodFacts(checks, why)
+    if (mention := scheme_mention(body)) is not None:
+        return MethodFacts([mention])
     if _INIT_FROM.search(body):
         return MethodFacts([], "initialised from another tensor or model: no init scheme to check")
+    if (release := _RELEASE_INIT.match(body)) is not None:
+        return MethodFacts([], f"initialised from a release named by project and version ({release.group('name')}): the "
+                               "model rule matches hub ids, API ids and weight-file names, not a release name")
     placed = block_placement.covering(body, claim or body)  # "a single adapter placed after the MLP block"
     if placed is not None:
         if describes_variant(claim) or _variant_heading(claim):
@@ -533,3 +546,133 @@ def merge(body: str, b: Any, made: list[int], reason: str) -> tuple[list[int], s
         return made, reason
     added = [b.add(check) for check in facts.checks]
     return [*made, *added], facts.reason or (reason if not added else "")
+
+
+# ----- parameter kinds: "LayerNorm tuning", "tunes bias terms in ..." ----------------------------------------
+_KIND_HEAD = "head"  # the task head a fine-tuning method trains beside any kind
+
+
+@dataclass(frozen=True)
+class KindTraining:
+    """A statement that a parameter kind is trained: its check and the span of the claim it covers."""
+
+    check: ProtocolCheck
+    span: tuple[int, int]
+    reason: str = ""  # what of the span the check leaves out ("scale factors" of "bias + LN tuning + scale factors")
+
+
+@functools.cache
+def _kind_res() -> tuple[re.Pattern, re.Pattern] | None:
+    kinds = _alternation(list(_mapping("parameter_kinds")))
+    if not kinds:
+        return None
+    tuning = re.compile(rf"(?<![\w-])(?P<kind>{kinds})(?:[\s-]+only)?[\s-]+(?:fine-?)?tun(?:ing|e)\b", re.IGNORECASE)
+    verb = re.compile(
+        rf"\b(?:tunes?|trains?|updates?|fine-?tunes?|learns?)\s+(?P<only>only\s+|solely\s+)?(?:the\s+|all\s+)?(?P<kind>{kinds})"
+        r"(?:\s+terms)?(?![\w-])(?P<where>\s+(?:in|of)\s+(?:the\s+)?[^.,;:=\d]+)?",
+        re.IGNORECASE,
+    )
+    return tuning, verb
+
+
+_COMPARED_BEFORE = re.compile(r"\b(?:outperform\w*|than|vs\.?|versus|compar\w*|beats?|surpass\w*|unlike|instead\s+of|"
+                              r"baselines?|against|over)\b", re.IGNORECASE)
+_ONLY_AFTER = re.compile(r"\s*[:(–—-]\s*(?:the\s+)?(?:only|solely)\b", re.IGNORECASE)  # "LayerNorm tuning: only the LN ..."
+_COMBINED = re.compile(r"[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?(?:\s*\+\s*[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)+")
+_TUNABLE_COUNT = re.compile(r"\d[\d.,]*\s*[KMB]?\s+(?:tunable|trainable|learnable)\s+param(?:eter)?s\b", re.IGNORECASE)
+_LIST_ITEM = re.compile(r",\s*(?:and\s+)?")
+# a list item that is a new clause, not one more place the kind sits in ("..., with a cosine schedule")
+_NOT_A_PLACE = re.compile(r"\s*(?:with|using|via|for|at|while|which|where|to|on|then|trained|optimi[sz]ed|learning|lr|batch)\b", re.IGNORECASE)
+
+
+def find_kind_training(claim: str) -> list[KindTraining]:
+    """"LN tuning: 40K tunable params", "Bias tuning: ... tunes bias terms in the stem, attention blocks, MLP
+    layers": a `trainable` check on the kind. With the method's tunable-parameter count or "only",
+    the kind is what trains (`only`; the task head beside it: every fine-tuning method trains its classifier). The
+    places a "tunes bias terms in ..." list names are all of the kind's (every bias of the blocks named), so the span
+    runs over the list; a list that goes on with numbers or settings ends before them."""
+    found = _kind_res()
+    if found is None or describes_variant(claim):
+        return []
+    tuning, verb = found
+    counted = bool(_TUNABLE_COUNT.search(claim))
+    out: list[KindTraining] = []
+    kinds = _mapping("parameter_kinds")
+    for combined in _COMBINED.finditer(claim):  # "bias + LN tuning + scale factors": each kind trains, not alone
+        items = [re.sub(r"[\s-]+(?:only[\s-]+)?(?:fine-?)?tun(?:ing|e)$", "", i.strip(), flags=re.IGNORECASE)
+                 for i in re.split(r"\s*\+\s*|\s+plus\s+", combined.group(0))]
+        named = [kinds[re.sub(r"\s+", " ", i.lower())] for i in items if re.sub(r"\s+", " ", i.lower()) in kinds]
+        rest = [i for i in items if re.sub(r"\s+", " ", i.lower()) not in kinds]
+        window = claim[max(0, combined.start() - 80) : combined.end() + 20]
+        if not named or "=" in window or not re.search(r"\b(?:tun\w*|train\w*|learnable|fine-?tun\w*|updat\w*)", window, re.IGNORECASE):
+            continue  # "Wx + bias": a sum in a formula, not what is tuned
+        why = (f"{', '.join(repr(r) for r in rest)}: no name the trainable rule can look for (only parameter kinds and "
+               "named parts)") if rest else ""
+        for kind in dict.fromkeys(named):
+            out.append(KindTraining(ProtocolCheck(rule="trainable", name=kind), combined.span(), why))
+    for match in [*tuning.finditer(claim), *verb.finditer(claim)]:
+        if _COMPARED_BEFORE.search(re.split(r"[.;:]\s", claim[: match.start()])[-1]):
+            continue  # "outperforms LN tuning", "unlike bias tuning": another method, named to compare
+        if re.search(r"\+|\bplus\b|\band\s+(?:the\s+)?[\w-]+\s+(?:tuning|scaling)", claim[max(0, match.start() - 12) : match.end() + 20]):
+            continue  # "bias + LN tuning + scale factors": one part of a combined method, not the kind alone
+        kind = _mapping("parameter_kinds")[re.sub(r"\s+", " ", match.group("kind").lower())]
+        end = match.end()
+        if "where" in match.groupdict() and match.group("where"):
+            tail = re.split(r"[.;]", claim[end:], maxsplit=1)[0]
+            for item in _LIST_ITEM.split(tail)[1:] if tail.startswith(",") else []:
+                if re.search(r"[\d=:()]", item) or len(item.split()) > 4 or _NOT_A_PLACE.match(item):
+                    break
+                end = claim.index(item, end) + len(item)
+        only = counted or bool(match.groupdict().get("only")) or bool(_ONLY_AFTER.match(claim, match.end()))
+        check = ProtocolCheck(rule="trainable", name=kind, **({"only": True, "besides": [_KIND_HEAD]} if only else {}))
+        if all(k.check != check or k.span != (match.start(), end) for k in out):
+            out.append(KindTraining(check, (match.start(), end)))  # the builder keeps one check; each span is typed
+    return out
+
+
+# ----- a scheme for the whole model: "Kaiming initialization", "all weights are Xavier-initialized" -----------
+@functools.cache
+def scheme_calls(scheme: str) -> str:
+    """The APIs that implement ``scheme`` (torch.nn.init, timm, jax/flax initializers), as a `call` target of
+    alternatives, read from rules/init_schemes.yaml; "" for a scheme with no call of its own (zeros, normal)."""
+    if scheme not in _words("call_schemes"):
+        return ""
+    try:
+        table = rules.load("init_schemes.yaml") or {}
+    except (FileNotFoundError, OSError):
+        return ""
+    torch_apis = [f"torch.nn.init.{leaf}" for leaf, entry in (table.get("functions") or {}).items()
+                  if leaf.endswith("_") and "_tf_" not in leaf and (entry or {}).get("scheme") == scheme]
+    if scheme == "trunc_normal":  # timm's, and the repo copies of it DiT and friends call by bare name
+        torch_apis += ["timm.layers.trunc_normal_", "timm.layers.trunc_normal_tf_", "timm.models.layers.trunc_normal_", "trunc_normal_"]
+    flax_apis = [f"{space}.{leaf}" for leaf, entry in (table.get("flax") or {}).items() if (entry or {}).get("scheme") == scheme
+                 for space in ("jax.nn.initializers", "flax.linen.initializers")]
+    return " | ".join(dict.fromkeys(torch_apis + flax_apis))
+
+
+def _family_calls(written: str) -> str:
+    """"kaiming" -> both Kaiming variants' APIs; "xavier uniform" -> that scheme's."""
+    lowered = re.sub(r"[\s-]+", " ", written.lower()).strip()
+    family = (_data().get("scheme_families") or {}).get(lowered)
+    schemes = [str(s) for s in family] if family else [_scheme_table().get(lowered, "")]
+    return " | ".join(dict.fromkeys(t for s in schemes if s for t in scheme_calls(s).split(" | ") if t))
+
+
+@functools.cache
+def _bare_scheme_re() -> re.Pattern:
+    words = list(_data().get("scheme_families") or {}) + [w for w, s in _mapping("init_schemes").items() if s in _words("call_schemes")]
+    return re.compile(
+        rf"^(?:(?:a|an|the|with|using|uses?)\s+)?(?P<scheme>{_alternation(words)})(?:\s+random)?[\s-]+init(?:iali[sz]ation)?"
+        r"(?:\s+(?:is\s+|was\s+)?(?:also\s+)?(?:used|applied|tested|adopted)\b[^=\d\[\]()]*)?\s*$",
+        re.IGNORECASE,
+    )
+
+
+def scheme_mention(text: str) -> Any:
+    """"Kaiming initialization", "Xavier uniform init is used": a scheme named for no tensor in particular, a `call`
+    check on its APIs; None when the fragment says more (a flag's values "Xavier init [true, false]", arguments)."""
+    found = _bare_scheme_re().match(text.strip().rstrip("."))
+    if found is None:
+        return None
+    target = _family_calls(found.group("scheme"))
+    return CallCheck(target=target) if target else None

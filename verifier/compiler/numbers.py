@@ -98,6 +98,11 @@ _UNIT_RE = re.compile(r"\s*(?P<unit>[A-Za-z][A-Za-z_\-]*)")
 
 _STEP_LABEL_RE = re.compile(r"[A-JL-Z](?![A-Za-z0-9])")  # "2A" (not 2K, 2M, 2B: thousands, millions, billions)
 _LABEL_LIST_RE = re.compile(r"(?<![\w.])\d+[A-Z](?:\s*,\s*(?:and\s+|or\s+)?\d+[A-Z])+(?![\w.])")  # "2A, 2B, 2C"
+# "8M weight matrices", "4K attention heads": parts of a network are never counted in thousands or millions, so the
+# letter is a symbol the count multiplies (12 x M matrices), not a magnitude
+_STRUCTURE_AFTER = re.compile(
+    r"\s+(?:weight\s+|projection\s+|attention\s+|transformer\s+)?(?:matri(?:x|ces)|layers?|heads?|blocks?|modules?|"
+    r"experts?|kernels?|filters?|stages?)\b", re.IGNORECASE)
 
 
 def find_numbers(text: str) -> list[Quantity]:
@@ -112,6 +117,9 @@ def find_numbers(text: str) -> list[Quantity]:
             continue  # the exponent of a bare power of ten
         if _STEP_LABEL_RE.match(text, match.end()) or any(a <= match.start() < b for a, b in labels):
             continue  # "Steps 2A, 2B, 2C", "Figure 3a": a numbered item's label, not a quantity
+        if match.group("suf") and match.group("suf") in "KMB" and not match.group("e") and "." not in match.group("m") \
+                and _STRUCTURE_AFTER.match(text, match.end()):
+            continue  # "8M weight matrices": 8 times a symbol M, not eight million
         value = _from_match(match)
         if value is None:
             continue

@@ -687,3 +687,214 @@ def model_names(text: str) -> list[str]:
         if _ROLE_AFTER.match(text, spans[j].end()) or (i == j and _ROLE_BEFORE.search(before)):
             out.append(m.group(0))
     return list(dict.fromkeys(out))
+
+
+# ----- GPUs named in prose (claims, and the repo docs the `hardware` rule reads) -----------------------------
+@functools.cache
+def hardware_lexicon() -> dict:
+    """The ``hardware`` rule's lexicon (accelerator families, count words): one vocabulary for claims and repos."""
+    from verifier import rules as rule_data
+
+    return rule_data.load("protocol/hardware.yaml").get("lexicon") or {}
+
+
+def _spelling_pattern(spelling: str) -> str:
+    """``RTX 6000 Ada`` -> ``RTX[\\s_-]?6000[\\s_-]?Ada``: the words of a spelling may be joined, spaced or dashed;
+    a word itself is kept whole (``A100``, never ``a 100``: the lexicon lists ``TPUv4`` beside ``TPU v4``)."""
+    words = [re.sub(r"(?<=[A-Za-z])(?=\d)", "-?", re.escape(w)) for w in spelling.split()]  # "H-100", "V-100"
+    return r"[\s_-]?".join(words)
+
+
+@functools.cache
+def _family_regex() -> tuple[re.Pattern, dict[str, str]]:
+    """One alternation of every spelling (longest first, so ``RTX 6000 Ada`` wins over ``RTX 6000``), with a group
+    per family; the map turns a group name back into the family."""
+    families: dict[str, list[str]] = hardware_lexicon().get("accelerators") or {}
+    spellings = sorted(((s, fam) for fam, spells in families.items() for s in [fam, *spells]), key=lambda x: -len(x[0]))
+    groups: dict[str, str] = {}
+    alternatives = []
+    for i, (spelling, family) in enumerate(dict.fromkeys(spellings)):
+        name = f"f{i}"
+        groups[name] = family
+        alternatives.append(f"(?P<{name}>{_spelling_pattern(spelling)})")
+    pattern = rf"(?:(?<![A-Za-z0-9])|(?<=\d[xX×]))(?:{'|'.join(alternatives)})(?![0-9]|[A-Za-z](?<![sS]))"
+    return re.compile(pattern, re.IGNORECASE), groups
+
+
+def family_of(text: str) -> list[tuple[str, int, int]]:
+    """The accelerator families named in ``text``, as (family, start, end)."""
+    regex, groups = _family_regex()
+    out = []
+    for m in regex.finditer(text):
+        family = groups[next(k for k, v in m.groupdict().items() if v is not None)]
+        end = m.end()
+        if text[m.start():end][-1:] in "sS" and not family.upper().endswith("S"):
+            end -= 1  # "8 A100s": the plural is not part of the name
+        out.append((family, m.start(), end))
+    return out
+
+
+_VENDOR = r"(?:(?:NVIDIA|Nvidia|nVidia|Tesla|GeForce|Quadro|AMD|Instinct|Google|Cloud)\s+)*"
+_GPU_WORD = re.compile(r"\s*(?:\(\s*\d+\s*G(?:i)?B\s*\)\s*)?(?:GPUs?|graphics cards?|cards?|accelerators?|chips?|TPUs?)\b", re.IGNORECASE)
+_MEMORY_AFTER = re.compile(r"\s*(?:GPUs?\s*)?[(\[-]?\s*(?:with\s+)?(?P<gb>\d{1,3})\s*G(?:i)?B\b", re.IGNORECASE)
+_NOT_A_DEVICE_AFTER = re.compile(r"[\s-]*(?:kernels?|implementations?|code|versions?|operations?|ops\b|computations?|"
+                                 r"utili[sz]ation|friendly|efficient|compatible|support|programming)", re.IGNORECASE)
+_COMPUTE_AFTER = re.compile(r"[\s-]*(?:hours?|hrs?|days?|weeks?|h\b|memory|mem\b|RAM|VRAM)", re.IGNORECASE)
+_MEMORY_BEFORE = re.compile(r"(?P<gb>\d{1,3})\s*G(?:i)?B\s*$", re.IGNORECASE)
+
+
+@functools.cache
+def _count_regexes() -> tuple[re.Pattern, re.Pattern, dict[str, int]]:
+    words: dict[str, int] = {str(k).lower(): int(v) for k, v in (hardware_lexicon().get("count_words") or {}).items()}
+    spelled = "|".join(sorted(map(re.escape, words), key=len, reverse=True))
+    before = re.compile(rf"(?:(?<![\w.])(?P<n>\d{{1,4}})\s*[x×*]?\s*|(?<![\w-])(?P<w>{spelled})(?:\s+single)?\s+|(?<![\w.])(?P<nx>\d{{1,4}})[x×])"
+                        rf"{_VENDOR}(?:\d{{1,3}}\s*G(?:i)?B\s+)?$", re.IGNORECASE)
+    bare = re.compile(rf"(?:(?<![\w.-])(?P<n>\d{{1,4}})|(?<![\w-])(?P<w>{spelled}))(?:\s+|-)(?:{_VENDOR})(?:GPUs?|TPUs?)\b"
+                      rf"|(?<![\w-])(?P<single>single|one)-GPU\b", re.IGNORECASE)
+    return before, bare, words
+
+
+_NODES_BEFORE = re.compile(r"(?:(?<![\w.])(?P<n>\d{1,3})|(?P<w>[a-z]+))\s+(?:nodes?|machines?|servers?|hosts?)\s*"
+                           r"(?:,\s*)?(?:of|with|each with|each having|x|×)\s+(?:\w+\s+)?$", re.IGNORECASE)
+_PER_NODE_AFTER = re.compile(r"\s*(?:GPUs?\s*)?(?:per|each|/)\s*(?:node|machine|server|host)\b", re.IGNORECASE)
+
+
+def _with_nodes(text: str, start: int, stop: int, count: int | None, words: dict[str, int]) -> int | None:
+    """"2 nodes of 8 H100" is 16 GPUs; "8 GPUs per node" with no node count is no total at all."""
+    if count is None:
+        return None
+    nodes = _NODES_BEFORE.search(text[max(0, start - 40) : start])
+    if nodes:
+        n = int(nodes.group("n")) if nodes.group("n") else words.get(nodes.group("w").lower())
+        return count * n if n else None
+    return None if _PER_NODE_AFTER.match(text, stop) else count
+
+
+@dataclass(frozen=True)
+class Stated:
+    """One hardware statement of a text: a count, a family, a memory size (any may be missing)."""
+
+    count: int | None
+    family: str | None
+    memory_gb: int | None
+    start: int
+    end: int
+    budget: bool = False  # "1000 A100 hours", "2 GPU days": a compute budget, whose count is not of GPUs at once
+
+
+def gpu_statements(text: str) -> list[Stated]:
+    """What a sentence says about GPUs: "8x NVIDIA A100 (80GB)" -> (8, A100, 80); "a single V100" -> (1, V100);
+    "on 4 GPUs" -> (4, None); "A100 GPUs" -> (None, A100). A short family name (T4, A40) counts only next to a
+    GPU word or a vendor; counts are read only right before the name (or as "A100 x 8"), never from a memory
+    size ("24GB GPU")."""
+    before, bare, words = _count_regexes()
+    ambiguous = {str(a) for a in hardware_lexicon().get("ambiguous") or []}
+    out: list[Stated] = []
+    taken: list[tuple[int, int]] = []
+    for family, start, end in family_of(text):
+        head = text[max(0, start - 40) : start]
+        after_gpu = _GPU_WORD.match(text, end)
+        if family in ambiguous and not (after_gpu or re.search(r"(?:NVIDIA|Tesla|GeForce|Quadro)\s+$", head, re.IGNORECASE)):
+            continue
+        count = None
+        m = before.search(head)
+        if m:
+            if m.group("n") or m.group("nx"):
+                count = int(m.group("n") or m.group("nx"))
+            else:
+                count = words.get(m.group("w").lower())
+            start = start - (len(head) - m.start())
+        times = re.match(r"\s*(?:GPUs?\s*)?[x×]\s*(\d{1,4})(?![\w.])", text[end:])
+        if count is None and times:
+            count = int(times.group(1))
+        memory = None
+        mem_after = _MEMORY_AFTER.match(text, end)
+        mem_before = _MEMORY_BEFORE.search(text[max(0, start - 12) : start])
+        if mem_after:
+            memory = int(mem_after.group("gb"))
+        elif mem_before:
+            memory = int(mem_before.group("gb"))
+        stop = after_gpu.end() if after_gpu else end
+        budget = bool(_COMPUTE_AFTER.match(text, stop))
+        count = None if budget else _with_nodes(text, start, stop, count, words)  # a budget: not how many ran at once
+        out.append(Stated(count, family, memory, start, stop, budget))
+        taken.append((start, stop))
+    for m in bare.finditer(text):
+        if any(a <= m.start() < b for a, b in taken) or _COMPUTE_AFTER.match(text, m.end()) or _NOT_A_DEVICE_AFTER.match(text, m.end()):
+            continue
+        if m.group("single"):
+            count = 1
+        elif m.group("n"):
+            count = int(m.group("n"))
+        else:
+            count = words.get(m.group("w").lower())
+        if m.group("w") and m.group("w").lower() in ("a", "an"):
+            continue  # "requires a GPU": that one is needed, not how many were used
+        count = _with_nodes(text, m.start(), m.end(), count, words)
+        if count:
+            out.append(Stated(count, None, None, m.start(), m.end()))
+    return sorted(out, key=lambda s: (s.start, s.end))
+
+
+# ----- the GPUs a run used ------------------------------------------------------------------------------------
+def gpu_params(text: str) -> dict | None:
+    """``hardware`` rule parameters of a fragment that states the GPUs of a run: "single NVIDIA A100 GPU (80GB)"
+    -> {gpus: 1, gpu: A100, gpu_memory_gb: 80}; "8x NVIDIA RTX 6000 Ada GPUs" -> {gpus: 8, gpu: RTX 6000 Ada}.
+    None when it names none, names several ("1 A100 (1D) / 2xA100 (2D)": which run is which is the judge's), or
+    states a budget ("1000 A100 hours"). CPUs and RAM in the same fragment are context beside it."""
+    found = [s for s in gpu_statements(text) if not s.budget]
+    if len(found) != 1 or any(s.budget for s in gpu_statements(text)):
+        return None
+    stated = found[0]
+    params: dict = {}
+    if stated.count is not None:
+        params["gpus"] = stated.count
+    if stated.family is not None:
+        params["gpu"] = stated.family
+    if stated.memory_gb is not None and stated.family is not None:
+        params["gpu_memory_gb"] = stated.memory_gb
+    return params or None
+
+
+_SETUP_DIMENSIONS = frozenset({"numerical", "protocol", "D1", "D3"})
+
+
+def type_hardware(checks: list, fragments: list, dimension=None) -> tuple[list, list]:
+    """Hardware fragments that state GPUs become ``hardware`` checks (a repo configures its GPU count and states
+    its GPU type), and so does a typed fragment's named accelerator; the rest of the hardware (CPUs, RAM) stays
+    context. Only in a settings or protocol claim: in a method or ordering claim the setup is not what the
+    claim is about ("fused into a single GPU kernel" is no run's hardware). When the claim gives different counts
+    for different experiments ("1D on 1 A100 GPU; 2D on 2 A100 GPUs"), each check passes on one run with its
+    count (``any_run``), since no run can have both."""
+    from verifier.spec.model import ProtocolCheck  # the spec model imports nothing of the compiler
+
+    if dimension is not None and str(getattr(dimension, "value", dimension)) not in _SETUP_DIMENSIONS:
+        return checks, fragments
+    wanted: list[tuple[int, dict]] = []
+    for i, fragment in enumerate(fragments):
+        if fragment.outcome == "context" and fragment.reason.startswith("hardware"):
+            params = gpu_params(fragment.text)
+        elif fragment.outcome == "typed" and not fragment.reason:
+            # "batch size 1024 on 8 TPU v3 chips": the values are typed, the accelerator was only masked. A
+            # bare count needs its family here ("fused into a single GPU kernel" names no hardware of a run).
+            params = gpu_params(fragment.text)
+            params = params if params and "gpu" in params else None
+        else:
+            params = None
+        if params:
+            wanted.append((i, params))
+    if not wanted:
+        return checks, fragments
+    counts = {p["gpus"] for _, p in wanted if "gpus" in p}
+    checks, fragments = list(checks), list(fragments)
+    made: dict[str, int] = {}
+    for i, params in wanted:
+        if len(counts) > 1 and "gpus" in params:
+            params = {**params, "any_run": True}
+        key = repr(sorted(params.items()))
+        if key not in made:
+            made[key] = len(checks)
+            checks.append(ProtocolCheck(rule="hardware", **params))
+        fragments[i] = dataclasses.replace(fragments[i], outcome="typed", reason="",
+                                           checks=tuple(sorted({*fragments[i].checks, made[key]})))
+    return checks, fragments

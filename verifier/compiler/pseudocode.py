@@ -97,7 +97,7 @@ def _parse(code: str) -> ast.Module | None:
     for candidate in candidates:
         try:
             return ast.parse(candidate)
-        except (SyntaxError, ValueError, RecursionError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # CPython raises MemoryError on long prose lines
             continue
     return None
 

@@ -5,13 +5,18 @@ factors (``gamma_1``), factor matrices, cores and prompts when the claim calls t
 attention maps, masks and caches (``Q, K, V ∈ ℝ^{L×C}``, ``Z in R^{D x (1+N)}``) are runtime shapes no
 parameter declares; they stay with the rest of the fragment. A tensor is compiled only when one of its
 dimensions is a symbol the claim ties to a parameter (``r`` a rank, ``D`` the width): the rule needs an anchor.
+
+Runtime tensors the rule's lexicon names ("state shape [81, 120]", "KV-cache shape (1, 25, hw, C)") compile to a
+``shape`` check with ``tensors: runtime`` when a dimension is a number: the number is the anchor there.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
+from verifier import rules
 from verifier.compiler import terms
 from verifier.spec.model import ProtocolCheck
 from verifier.symbolic.tensor_shapes import mappable, paper_dim
@@ -194,11 +199,100 @@ def only_describes(rest: str, found: list[tuple[Statement, ProtocolCheck]]) -> b
     return all(w.rstrip(":") in _DESCRIPTIVE for w in words)
 
 
+# ----- runtime tensors: "state shape [81, 120]", "KV-cache shape (1, 25, hw, C)" --------------------------------
+@functools.lru_cache(maxsize=1)
+def _runtime_phrases() -> tuple[tuple[str, str], ...]:
+    """(paper phrase, tensor key) from the rule's lexicon, longest first: one vocabulary for compiler and rule."""
+    data = rules.load("protocol/shape.yaml") or {}
+    tensors = (((data.get("lexicon") or {}).get("runtime") or {}).get("tensors") or {})
+    pairs = {(str(p).lower(), str(k)) for k, entry in tensors.items() for p in (entry or {}).get("paper") or []}
+    return tuple(sorted(pairs, key=lambda pk: (-len(pk[0]), pk)))
+
+
+@functools.lru_cache(maxsize=1)
+def _runtime_statement() -> re.Pattern:
+    nouns = "|".join(re.escape(p).replace(r"\ ", r"\s+").replace(r"\-", r"[-\s]") for p, _ in _runtime_phrases())
+    return re.compile(
+        rf"(?<![\w-])(?P<noun>{nouns})(?:\s+tensors?)?\s+(?:(?:of|with)\s+(?:a\s+)?)?shapes?"
+        r"\s*(?::|=|\bis\b|\bof\b)?\s*"
+        r"(?P<dims>\[[^\[\]]{1,80}\]|\([^()]{1,80}\)|\d{1,6}(?:\s*[x×]\s*(?:\d{1,6}|[A-Za-z]))+(?![\w']))",
+        re.IGNORECASE)
+
+
+# The word before the noun may only be one that keeps it the same tensor: "the state", "fixed KV-cache"; "hidden
+# state", "initial state", "cell state" are other tensors.
+_SAME_TENSOR_BEFORE = frozenset(
+    "the a an its their each fixed and or per-sample whose with full 1d 2d 3d video image audio spatial temporal".split())
+_RUNTIME_HEADING = frozenset("tensor tensors shape shapes model forward runtime fixed input output and".split())
+
+
+def _runtime_dims(text: str) -> list[int | str] | None:
+    """``[81,120]``, ``(1, 25, hw, C)``, ``[81x120]``: numbers and single symbols; ``hw`` is h*w."""
+    inner = text[1:-1].strip() if text[:1] in "[(" else text.strip()  # "[81, 120]", "(1, 25, hw, C)", "81x120"
+    parts = re.split(r"\s*,\s*", inner) if "," in inner else re.split(r"\s*[x×]\s*", inner)
+    out: list[int | str] = []
+    for part in parts:
+        if re.fullmatch(r"\d{1,6}", part):
+            out.append(int(part))
+        elif re.fullmatch(r"[hwt]{2,3}|[HWT]{2,3}", part) and len(set(part)) == len(part):
+            out.append("*".join(part))  # hw: the flattened spatial grid
+        elif re.fullmatch(r"[A-Za-z]", part):
+            out.append(part)
+        else:
+            return None  # C', h'w', 2..8, a float: not a size the rule reads
+    if not 1 <= len(out) <= 6 or not any(isinstance(d, int) and d > 1 for d in out):
+        return None  # "(B, T, H, W)": symbols alone say nothing a static check can decide
+    return out
+
+
+def find_runtime_shapes(fragment: str) -> list[tuple[int, int, ProtocolCheck]]:
+    """Each "<tensor> shape [dims]" whose tensor the rule's lexicon names, with its runtime ``shape`` check."""
+    keys = dict(_runtime_phrases())
+    out = []
+    for m in _runtime_statement().finditer(fragment):
+        before = re.search(r"([A-Za-z0-9][\w-]*)\s+$", fragment[: m.start()])
+        if before and before.group(1).lower() not in _SAME_TENSOR_BEFORE:
+            continue  # "hidden state shape (B, 256)": another tensor than the state
+        dims = _runtime_dims(m.group("dims"))
+        key = keys.get(re.sub(r"[-\s]+", " ", m.group("noun").lower())) or keys.get(m.group("noun").lower())
+        if dims is None or key is None:
+            continue
+        out.append((m.start(), m.end(), ProtocolCheck(rule="shape", tensors="runtime", expect={key: dims})))
+    return out
+
+
+def _only_heading(rest: str) -> bool:
+    """Is what remains of the fragment a heading of tensor names ("KV-cache and model forward tensor shapes:")?"""
+    text = rest.lower()
+    for phrase, _ in _runtime_phrases():
+        text = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", " ", text)
+    if re.search(r"[0-9=+*/<>^_\\]", text):
+        return False
+    words = re.findall(r"[a-z][a-z-]*", text)
+    return all(w in _DESCRIPTIVE or w in _RUNTIME_HEADING for w in words)
+
+
+def _compile_runtime(fragment: str, add, compile_rest, make_fragment):
+    found = find_runtime_shapes(fragment)
+    if not found:
+        return None
+    rest = fragment
+    for start, end, _ in sorted(found, key=lambda f: -f[0]):
+        rest = rest[:start] + " " + rest[end:]
+    tail = None if _only_heading(rest) else compile_rest(rest.strip(" ,;"))
+    made = [m for m in (add(check) for _, _, check in found) if m >= 0]
+    extra = tail.checks if tail is not None and tail.outcome == "typed" else ()
+    reason = "" if tail is None or tail.outcome == "context" else tail.reason
+    if not made:
+        return tail
+    return make_fragment(fragment, "typed", reason, tuple(sorted({*made, *extra})))
+
+
 def compile_fragment(fragment: str, claim: str, add, compile_rest, make_fragment):
     """The fragment's shape checks, then the rest read as any fragment; None when it states no shape."""
     found = find_shapes(fragment, claim)
     if not found:
-        return None
+        return _compile_runtime(fragment, add, compile_rest, make_fragment)
     rest = rest_of(fragment, found)
     tail = None if only_describes(rest, found) else compile_rest(rest)  # the rest's checks first: "R is trainable"
     made = [m for m in (add(check) for _, check in found) if m >= 0]

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.compiler import numbers, orders, terms
+from verifier.compiler import numbers, orders, protocol_claims, terms
 from verifier.compiler.claims import Interval, Sweep, compile_claim, written_range
 from verifier.spec.model import SAU
 
@@ -595,6 +595,22 @@ def _singular_names(text: str, checks: list[Any], known: set[str]) -> dict[str, 
     return out
 
 
+_RAN_ON = re.compile(
+    r"\b(?:train(?:ed|ing)?|ran|run|runs|conducted|performed|experiments?|fine-?tun(?:ed|ing)|implemented|carried out)\b",
+    re.IGNORECASE,
+)
+_NOT_A_RUN = re.compile(r"\b(?:requires?|at least|e\.g\.|such as|memory (?:of|footprint)|faster than|speed-?up|throughput|latency)\b",
+                        re.IGNORECASE)
+
+
+def _run_hardware(sentence: str) -> dict[str, Any] | None:
+    """The GPUs of a sentence that says what the experiments ran on ("All models are trained on 8 NVIDIA A100
+    GPUs"), as ``hardware`` parameters; None for a requirement, a speed comparison or no run verb."""
+    if not _RAN_ON.search(sentence) or _NOT_A_RUN.search(sentence):
+        return None
+    return protocol_claims.gpu_params(sentence)
+
+
 def _stated(value: Any) -> str:
     """How a drafted claim states its value: "= 0.0002", "between 500 and 1000", "= lora_rank"."""
     if isinstance(value, Interval):
@@ -631,6 +647,10 @@ def build(paper_text: str) -> Draft:
             sentence = m.group(0).strip()
             for name, value in _sentence_values(sentence):
                 d.add("numerical", sentence[:200], sec.title, {"kind": "value", "name": name, "expect": value})
+            hardware = _run_hardware(sentence)
+            if hardware:
+                d.add("numerical", sentence[:200], sec.title, {"kind": "protocol", "rule": "hardware", **hardware},
+                      ["the GPUs the paper ran on: the repo's launch scripts, configs or README must state them"])
         for m in _DISPLAY_RE.finditer(body):
             latex = _normalise_latex(m.group("a") or m.group("b") or m.group("c") or "")
             if len(latex) < 5 or len(latex) > 600 or "=" not in latex:

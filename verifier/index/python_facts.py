@@ -141,6 +141,8 @@ def _parse(text: str, lines: list[str]) -> tuple[ast.Module | None, tuple[str, i
     for _ in range(_MAX_REPAIRS):
         try:
             return ast.parse("\n".join(work)), first
+        except (ValueError, RecursionError, MemoryError):
+            return None, first
         except SyntaxError as exc:
             lineno = exc.lineno or 0
             if not (1 <= lineno <= len(work)) or not work[lineno - 1].strip():

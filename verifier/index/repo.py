@@ -215,6 +215,8 @@ def parse_tolerant(text: str, max_repairs: int = 20) -> ast.Module | None:
     for _ in range(max_repairs + 1):
         try:
             return ast.parse("\n".join(lines))
+        except (ValueError, RecursionError, MemoryError):
+            return None
         except SyntaxError as exc:
             lineno = exc.lineno or 0
             if not (1 <= lineno <= len(lines)) or not lines[lineno - 1].strip():

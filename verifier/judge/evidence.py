@@ -101,6 +101,19 @@ def gather(index: RepoIndex, tokens: Iterable[str], limit: int = 10) -> list[Sni
     return sorted(found.values(), key=lambda s: (s.file, s.line))
 
 
+def checked_places(index: RepoIndex, evidence: Iterable[Any], limit: int = 6) -> list[Snippet]:
+    """The lines the deterministic checks cite (a launch line, a config key, the function a formula matched):
+    the judge reads what the checks read, which a name lookup misses for protocol checks that name nothing."""
+    out: dict[tuple[str, int], Snippet] = {}
+    for e in sorted(evidence, key=lambda e: (e.file, e.line, e.end_line, e.role)):
+        if (e.file, e.line) in out or e.file not in index.files:
+            continue
+        out[(e.file, e.line)] = _snip(index, e.file, e.line, e.end_line, f"checked:{e.role}", e.note[:80])
+        if len(out) >= limit:
+            break
+    return list(out.values())
+
+
 def _snip(index: RepoIndex, file: str, line: int, end: int, kind: str, name: str) -> Snippet:
     end = max(line, min(end, line + MAX_SNIPPET_LINES - 1))
     try:

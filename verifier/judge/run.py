@@ -17,7 +17,7 @@ from verifier.compiler import compile_claim
 from verifier.index.repo import RepoIndex
 from verifier.judge.client import JudgeClient, Transport
 from verifier.judge.config import JudgeConfig
-from verifier.judge.evidence import check_names, claim_tokens, evidence_hash, gather
+from verifier.judge.evidence import check_names, checked_places, claim_tokens, evidence_hash, gather
 from verifier.judge.lockfile import LockFile, cache_key, lock_path_for, text_hash
 from verifier.judge.prompt import PROMPT_VERSION, JudgeRequest
 from verifier.results import Evidence, Status, Verdict
@@ -43,7 +43,10 @@ def wants_judge(sau: SAU, verdict: Verdict, aliases: dict[str, list[str]]) -> tu
 
 
 def _request(sau: SAU, verdict: Verdict, leftover: list[str], checks: list[Any], index: RepoIndex) -> JudgeRequest:
-    snippets = gather(index, claim_tokens(sau.claim, check_names(checks)))
+    gathered = gather(index, claim_tokens(sau.claim, check_names(checks)))
+    places = {(s.file, s.line) for s in gathered}
+    snippets = sorted([*gathered, *(s for s in checked_places(index, verdict.evidence) if (s.file, s.line) not in places)],
+                      key=lambda s: (s.file, s.line))
     partial = [
         {"check": r.kind, "status": r.status.value, "score": r.score, "message": r.message} for r in verdict.checks
     ]

@@ -417,6 +417,8 @@ def parse_sympy(
         kind, value, pos = tokens[i]
         nxt = tokens[i + 1][1] if i + 1 < len(tokens) else None
         if kind == tokenize.NAME:
+            if value == "lambda" and not (nxt or "").isidentifier():
+                value = "lambda_"  # "L_rec + lambda * L_kl": the letter spelled out ("lambda x: x" stays an error)
             if keyword.iskeyword(value) or value.startswith("__"):
                 raise FormulaSyntaxError(f"unexpected `{value}`", pos)
             if nxt == "(" and value in user_functions:

@@ -33,6 +33,7 @@ IMPLEMENTATIONS = {
     "strings": "strings",
     "shape": "shape",
     "placement": "placement",
+    "hardware": "hardware",
 }
 
 _TYPES: dict[str, Callable[[Any], bool]] = {

@@ -296,7 +296,7 @@ def _walk_file(path: str, tree: ast.Module, imports: dict[str, str]):
             test = node.test
             if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__":
                 has_main = True
-        for name in reversed(node._fields):
+        for name in _CHILD_FIELDS_REVERSED[kind]:  # (the expression contexts and operators: in _NOTHING_BELOW)
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in reversed(value):
@@ -444,10 +444,11 @@ def text_of(ctx, path: str) -> str:
 
 
 def views_mentioning(
-    ctx, words: Iterable[str], scope: str | None = None, pattern: re.Pattern | None = None, ml_only: bool = False
+    ctx, words: Iterable[str], scope: str | None = None, pattern: re.Pattern | None = None, ml_only: bool = False,
+    admit=None,
 ) -> list[FileView]:
     """Parse only files whose text contains one of ``words`` (and matches ``pattern``, and uses an ML framework
-    when ``ml_only``): a C-speed prefilter before any tree is built."""
+    when ``ml_only``, and that ``admit(path)`` lets through): a C-speed prefilter before any tree is built."""
     words = tuple(words)
     out = []
     for path in python_paths(ctx, scope):
@@ -459,6 +460,8 @@ def views_mentioning(
         if ml_only and not is_ml_text(ctx, path):
             continue
         if pattern is not None and not search_text(ctx, path, pattern):
+            continue
+        if admit is not None and not admit(path):
             continue
         view = file_view(ctx, path)
         if view is not None:
@@ -554,9 +557,59 @@ def search_text(ctx, path: str, pattern: re.Pattern) -> bool:
     case-sensitive scan is 3-4x faster on a large repo."""
     text = text_of(ctx, path)
     twin = _case_sensitive_twin(pattern)
-    if twin is not None and text.isascii():
-        return twin.search(lower_text(ctx, path)) is not None
+    if twin is not None and (text.isascii() or _folds_like_ascii(ctx, path)):
+        literals = _literal_branches(twin)
+        low = lower_text(ctx, path)
+        return any(s in low for s in literals) if literals is not None else twin.search(low) is not None
+    if not pattern.flags & re.IGNORECASE:
+        literals = _literal_branches(pattern)
+        if literals is not None:
+            return any(s in text for s in literals)
     return pattern.search(text) is not None
+
+
+# The non-ASCII letters that IGNORECASE matches to ASCII ones (the regex docs name these four).
+_ASCII_CASE_PARTNERS = frozenset("\u0130\u0131\u017f\u212a")
+
+
+def _folds_like_ascii(ctx, path: str) -> bool:
+    """Does lower-casing this text still agree with IGNORECASE for a twin pattern (ASCII parts only)? Yes when no
+    non-ASCII character of it can match an ASCII letter (the four partners; any whose case mappings reach ASCII)
+    and lower-casing keeps each one a single character of the same class (word, digit, space), so the twin's
+    classes and anchors see what the original sees. Asked once per file, for the files that are not ASCII."""
+
+    def make() -> bool:
+        for c in set(text_of(ctx, path)):
+            if c.isascii():
+                continue
+            low = c.lower()
+            if (len(low) != 1 or c in _ASCII_CASE_PARTNERS or low.isascii()
+                    or any(ch.isascii() for ch in c.upper() + low.upper() + c.casefold())
+                    or (low.isalnum(), low.isdecimal(), low.isspace()) != (c.isalnum(), c.isdecimal(), c.isspace())):
+                return False
+        return True
+
+    return ctx.memo(f"protocol.folds_like_ascii:{path}", make)
+
+
+@functools.lru_cache(maxsize=256)
+def _literal_branches(pattern: re.Pattern) -> tuple[str, ...] | None:
+    """The strings a pattern is an alternation of (``lora|adapter``), when it is only that: then its search is a few
+    ``in`` tests, which need no regex scan at every position."""
+    try:
+        parsed = _sre_parse.parse(pattern.pattern, pattern.flags)
+    except Exception:  # noqa: BLE001 - an unusual pattern just keeps the regex
+        return None
+    c = _sre_constants
+    items = list(parsed)
+    branches = items[0][1][1] if len(items) == 1 and items[0][0] is c.BRANCH else [items]
+    out = []
+    for branch in branches:
+        branch = list(branch)
+        if not branch or any(op is not c.LITERAL for op, _ in branch):
+            return None
+        out.append("".join(chr(code) for _, code in branch))
+    return tuple(out)
 
 
 def scope_admits(scope: str | None, qualname: str) -> bool:
@@ -710,10 +763,11 @@ def walk_list(node: ast.AST, skip: frozenset[type] | None = None) -> list[ast.AS
     ``continue``; or the types in ``skip``, which must have no children): the same nodes in the same breadth-first
     order otherwise, built in one loop instead of a generator per node (2x faster)."""
     skip = _NO_FIELDS if skip is None else skip
+    fields = _CHILD_FIELDS if _PRUNED_FIELD_TYPES <= skip else _ALL_FIELDS
     out = [node]
     push = out.append
     for current in out:  # the list grows as it is read: breadth first
-        for name in current._fields:
+        for name in fields[type(current)]:
             value = getattr(current, name, None)
             if type(value) is list:
                 for item in value:
@@ -726,6 +780,38 @@ def walk_list(node: ast.AST, skip: frozenset[type] | None = None) -> list[ast.AS
 
 _NO_FIELDS = frozenset(t for t in vars(ast).values() if isinstance(t, type) and issubclass(t, ast.AST) and t._fields == ())
 NO_FIELDS_BUT_BREAK = _NO_FIELDS - {ast.Break}
+
+# The fields that can hold a child node, per node type: the grammar's identifiers, strings and numbers never do, and
+# `ctx` / `op` / `ops` hold only field-less nodes (expression contexts, operators), which the walks skip. A walk
+# reads these instead of every field (a third fewer look-ups); a type missing here reads all its fields.
+_PRIMITIVE_FIELDS = frozenset({"id", "attr", "arg", "module", "level", "kind", "type_comment", "is_async",
+                               "conversion", "simple", "tag", "asname", "kwd_attrs"})
+_CONTEXT_FIELDS = frozenset({"ctx", "op", "ops"})
+_STRING_NAMED = {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.alias, ast.MatchAs,
+                 ast.MatchStar}
+_PRUNED_FIELD_TYPES = frozenset(t for t in _NO_FIELDS if issubclass(t, (ast.expr_context, ast.operator, ast.unaryop,
+                                                                         ast.boolop, ast.cmpop)))
+
+
+class _FieldTable(dict):
+    def __init__(self, table: dict, reverse: bool = False) -> None:
+        super().__init__(table)
+        self.reverse = reverse
+
+    def __missing__(self, kind):
+        return tuple(reversed(kind._fields)) if self.reverse else kind._fields
+
+
+def _child_fields(kind: type, prune_contexts: bool) -> tuple[str, ...]:
+    return tuple(f for f in kind._fields if not (
+        f in _PRIMITIVE_FIELDS or (prune_contexts and f in _CONTEXT_FIELDS) or (f == "name" and kind in _STRING_NAMED)
+        or (f == "names" and kind in (ast.Global, ast.Nonlocal)) or (f == "value" and kind is ast.Constant)))
+
+
+_AST_TYPES = [t for t in vars(ast).values() if isinstance(t, type) and issubclass(t, ast.AST)]
+_CHILD_FIELDS = _FieldTable({t: _child_fields(t, True) for t in _AST_TYPES})
+_ALL_FIELDS = _FieldTable({t: _child_fields(t, False) for t in _AST_TYPES})
+_CHILD_FIELDS_REVERSED = _FieldTable({t: tuple(reversed(f)) for t, f in _CHILD_FIELDS.items()}, reverse=True)
 
 
 def own_statements(body: list[ast.stmt]):

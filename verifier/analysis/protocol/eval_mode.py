@@ -10,6 +10,7 @@ Keras ``model.evaluate``) switch modes themselves.
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass
 
 from verifier.analysis.protocol.common import (
@@ -18,16 +19,17 @@ from verifier.analysis.protocol.common import (
     dotted,
     evidence,
     file_view,
+    nodes_of,
     python_paths,
     scope_admits,
     sorted_evidence,
     text_of,
     tokens,
-    tree_nodes,
     views_mentioning,
     walk_list,
 )
 from verifier.analysis.protocol.flow import flow
+from verifier.index.facts import Language
 from verifier.results import CheckResult, Status
 
 KIND = "protocol"
@@ -35,6 +37,8 @@ EVAL_TOKENS = {"eval", "evaluate", "evaluation", "test", "testing", "validate", 
 NO_GRAD = {"no_grad", "inference_mode", "enable_grad"}
 DETERMINISTIC_KW = {("train", False), ("training", False), ("is_training", False), ("deterministic", True), ("train_mode", False)}
 FRAMEWORK_STEPS = {"validation_step", "test_step", "predict_step", "validation_epoch_end", "test_epoch_end"}
+# A module's own methods: called on held-out data by the evaluation, never the evaluation routine itself
+MODEL_METHODS = {"forward", "call", "apply", "setup", "extra_repr"}
 ML_IMPORTS = ("torch", "jax", "flax", "haiku", "equinox", "lightning", "pytorch_lightning", "tensorflow", "keras", "transformers")
 
 
@@ -74,9 +78,73 @@ class BodySites:
 
 
 def _sites(ctx, node, view: FileView | None = None) -> BodySites:
-    """The sites of a function body, or of a whole module (``view.tree``, from the file's shared node list)."""
-    return _per_node(ctx, "sites", node, lambda: _body_sites(
-        tree_nodes(ctx, view) if view is not None and node is view.tree else walk_list(node)))
+    """The sites of a function body, or of a whole module (``view.tree``). With the file's view, from the file's
+    sites (:func:`_file_sites`: its one shared node list, scanned once) instead of a walk of the body."""
+    if view is None:
+        return _per_node(ctx, "sites", node, lambda: _body_sites(walk_list(node)))
+    return _per_node(ctx, "sites", node, lambda: _sites_within(_file_sites(ctx, view), node, view.tree))
+
+
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """A call or ``with`` of a file that :func:`_body_sites` would keep, with its source span."""
+
+    start: tuple[int, int]
+    end: tuple[int, int]
+    node: ast.AST
+    evals: tuple[ast.Call, ...]
+    train: bool
+    backward: bool
+    withs: tuple[ast.AST, ...]
+
+
+def _file_sites(ctx, view: FileView) -> tuple[_Site, ...]:
+    """Every site of the file, in ``ast.walk`` order of the whole tree: the nodes of a function are a subtree, and a
+    breadth-first walk lists a subtree's nodes in the order a walk of that subtree alone lists them (by depth, then
+    by the path from their common ancestor), so a body's sites are the file's sites inside it, in this order."""
+
+    def make() -> tuple[_Site, ...]:
+        out = []  # the calls, then the withs (each kind of site in walk order: BodySites keeps the kinds apart)
+        for n in nodes_of(ctx, view, (ast.Call,)):
+            func = n.func
+            kind = type(func)
+            if not (kind is ast.Attribute and func.attr in _SITE_ATTRS or kind is ast.Name and func.id in _GRAD_NAMES
+                    or kind is not ast.Attribute and kind is not ast.Name
+                    or any(isinstance(kw.value, ast.Constant) for kw in n.keywords)):
+                continue  # (none of the three tests below can hold: `x.mean()`, `print(y)`)
+            evals, train, backward = tuple(_eval_calls_at(n)), _is_train_call(n), _is_backward(n)
+            if evals or train or backward:
+                out.append(_Site((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset), n, evals, train, backward,
+                                 ()))
+        for n in nodes_of(ctx, view, (ast.With, ast.AsyncWith)):
+            withs = tuple(_no_grad_withs_at(n))
+            if withs:
+                out.append(_Site((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset), n, (), False, False, withs))
+        return tuple(out)
+
+    return ctx.memo(f"protocol.eval_mode.file_sites:{view.path}", make)
+
+
+# What a call's function must end in for it to be a site: eval/train mode, back-propagation, an optimizer step,
+# a JAX gradient (with a constant keyword, any call may pass `train=False`).
+_GRAD_NAMES = frozenset({"grad", "value_and_grad"})
+_SITE_ATTRS = frozenset({"eval", "train", "backward", "step", "apply_gradients"}) | _GRAD_NAMES
+
+
+def _sites_within(sites: tuple[_Site, ...], node, tree) -> BodySites:
+    """The sites below ``node`` (a function, or the module): those inside its source span. A function's span runs
+    from its first decorator to its last line, and no node outside the function lies in it (a ``def`` is a
+    statement: nothing else shares its text)."""
+    if node is not tree:
+        start, end = _span(node)
+        sites = tuple(s for s in sites if start <= s.start and s.end <= end)
+    return BodySites(tuple(c for s in sites for c in s.evals), tuple(w for s in sites for w in s.withs),
+                     tuple(s.node for s in sites if s.train), any(s.backward for s in sites))
+
+
+def _span(fn) -> tuple[tuple[int, int], tuple[int, int]]:
+    first = min([(d.lineno, d.col_offset) for d in fn.decorator_list] + [(fn.lineno, fn.col_offset)])
+    return first, (fn.end_lineno, fn.end_col_offset)
 
 
 def _body_sites(nodes) -> BodySites:
@@ -106,12 +174,34 @@ def _calls_a_model(view: FileView, node) -> bool:
     """Some call that is not a library function or builtin: ``model(x)``, ``self.policy.act(obs)``."""
     for n in walk_list(node):
         if type(n) is ast.Call:
-            name = dotted(n.func) or ""
-            root = name.split(".")[0]
-            if name and root not in view.imports and root not in _PLAIN and name.rsplit(".", 1)[-1] not in (
-                    "append", "item", "to", "size", "format", "join", "keys", "items", "values", "update", "get"):
+            if _model_call(view, dotted(n.func) or ""):
                 return True
     return False
+
+
+def _model_call(view: FileView, name: str) -> bool:
+    root = name.split(".")[0]
+    return bool(name) and root not in view.imports and root not in _PLAIN and name.rsplit(".", 1)[-1] not in (
+        "append", "item", "to", "size", "format", "join", "keys", "items", "values", "update", "get")
+
+
+def _calls_a_model_in(ctx, view: FileView, fn) -> bool:
+    """:func:`_calls_a_model` of a function of the file, from the file's calls (every call with a name, which is
+    every call the test can accept) inside the function's span, found by position instead of by a walk."""
+    starts, calls = ctx.memo(f"protocol.eval_mode.calls_by_position:{view.path}", lambda: _calls_by_position(view))
+    start, end = _span(fn)
+    for i in range(bisect.bisect_left(starts, start), len(starts)):
+        if starts[i] > end:
+            break
+        call = calls[i]
+        if (call.node.end_lineno, call.node.end_col_offset) <= end and _model_call(view, call.name):
+            return True
+    return False
+
+
+def _calls_by_position(view: FileView):
+    ordered = sorted(((c.node.lineno, c.node.col_offset), i) for i, c in enumerate(view.calls))
+    return [p for p, _ in ordered], [view.calls[i] for _, i in ordered]
 
 
 def _is_jax(view: FileView) -> bool:
@@ -175,26 +265,64 @@ def _decorated_no_grad(fn) -> ast.AST | None:
 
 def find_eval_functions(ctx, scope) -> list[EvalFn]:
     glob = scope if scope and ("/" in scope or scope.endswith(".py")) else None
-    held_out_callees = {e.callee for e in flow(ctx, glob).of("eval-call") if set(e.kinds) & {"val", "test"}}
+    held_out_callees = {e.callee for e in flow(ctx, glob).of("eval-call")
+                        if any(kind in ("val", "test") and _origin_here(ctx, e, origin) for kind, origin in e.kinds.items())}
     out = []
-    for view in views_mentioning(ctx, ML_IMPORTS, glob, ml_only=True):
+    admit = (lambda path: _may_define_one(ctx, path, held_out_callees)) if _indexed_definitions(ctx) else None
+    for view in views_mentioning(ctx, ML_IMPORTS, glob, ml_only=True, admit=admit):
         if not _ml_file(view):
             continue
         for qual, fn in sorted(view.functions.items()):
             if not scope_admits(scope, qual) or fn.name in FRAMEWORK_STEPS:
                 continue
+            if not _may_evaluate(fn.name, held_out_callees):
+                continue
             toks = set(tokens(fn.name))
             named = bool(toks & EVAL_TOKENS) and not toks & {"train", "fit"}
-            if not (named or (fn.name in held_out_callees and not toks & {"train", "fit", "run", "main"})):
-                continue
             if fn.name.startswith("test_") and view.path.rsplit("/", 1)[-1].startswith("test_"):
                 continue
-            if _backward_in(ctx, fn.node) or (not named and _trains(ctx, view, fn)):
+            if _backward_in(ctx, fn.node, view) or (not named and _trains(ctx, view, fn)):
                 continue
-            if not _calls_a_model(view, fn.node):
+            if not _calls_a_model_in(ctx, view, fn.node):
                 continue
             out.append(EvalFn(view, qual, fn.node))
     return out
+
+
+def _origin_here(ctx, event, origin) -> bool:
+    """Was the held-out data made (loaded, split, iterated) in the function that makes the call? ``evaluate(model,
+    val_loader)`` next to the loader's creation is an evaluation; the functions the data reaches further down (a
+    cache's ``update`` inside ``model.generate``) are the model's internals, not evaluation routines."""
+    if origin.file != event.file:
+        return False
+    view = file_view(ctx, event.file)
+    fn = view.functions.get(event.scope) if view is not None else None
+    if fn is None:
+        return True  # module level: the file's own data
+    return fn.node.lineno <= origin.line <= (fn.node.end_lineno or fn.node.lineno)
+
+
+def _may_evaluate(name: str, held_out_callees: set[str]) -> bool:
+    """The name test of :func:`find_eval_functions`: named for evaluation, or run on held-out data."""
+    if name in MODEL_METHODS or (name.startswith("__") and name.endswith("__")):
+        return False  # `super().__init__(config)`, a module's `forward`: the model run on held-out data, not the evaluation
+    toks = set(tokens(name))
+    named = bool(toks & EVAL_TOKENS) and not toks & {"train", "fit"}
+    return named or (name in held_out_callees and not toks & {"train", "fit", "run", "main"})
+
+
+def _indexed_definitions(ctx) -> bool:
+    return ctx.memo("protocol.eval_mode.indexed", lambda: any(f.definitions for f in ctx.index.files.values()))
+
+
+def _may_define_one(ctx, path: str, held_out_callees: set[str]) -> bool:
+    """Could this file hold an evaluation function? Not when the index parsed it cleanly (every def of it is among
+    its definitions, nested ones too) and none of its function names passes the name test: then it is never parsed
+    for eval-mode. A file the index could not parse cleanly, or a notebook, is parsed as before."""
+    facts = ctx.index.files.get(path)
+    if facts is None or facts.parse_error is not None or facts.language is not Language.python:
+        return True
+    return any(d.kind in ("function", "method") and _may_evaluate(d.name, held_out_callees) for d in facts.definitions)
 
 
 class _Caller:
@@ -280,7 +408,7 @@ def judge(ctx, fn: EvalFn):
     """(score or None for mismatch, message, evidence) for one evaluation function."""
     jax = _is_jax(fn.view)
     ev = [evidence(ctx, fn.view.path, fn.node, "definition")]
-    own = _sites(ctx, fn.node)
+    own = _sites(ctx, fn.node, fn.view)
     eval_sites = list(own.eval_calls)
     grad_sites = list(own.no_grad_withs)
     deco = _decorated_no_grad(fn.node)
@@ -308,7 +436,7 @@ def judge(ctx, fn: EvalFn):
     training_callers = [(c.view, c.owner, c.call.node) for c in callers if c.trains(ctx)]
     if has_eval and training_callers and not jax:
         own_train = own.train_calls
-        resumes = bool(own_train) or any(_sites(ctx, o.node).train_calls or _callee_sets_train(ctx, v, o)
+        resumes = bool(own_train) or any(_sites(ctx, o.node, v).train_calls or _callee_sets_train(ctx, v, o)
                                          for v, o, _ in training_callers)
         if not resumes:
             v, _, c = training_callers[0]
@@ -356,22 +484,23 @@ def _function_table(ctx) -> dict[str, list[tuple[str, str]]]:
 
 def _trains(ctx, view: FileView, owner) -> bool:
     """The function back-propagates, or calls (by name) a repo function that does."""
-    return _per_node(ctx, "trains", owner.node, lambda: _backward_in(ctx, owner.node) or any(
+    return _per_node(ctx, "trains", owner.node, lambda: _backward_in(ctx, owner.node, view) or any(
         node is not owner.node for name in {c.leaf for c in owner.calls} for node in _named_with(ctx, "backward", name)))
 
 
-def _backward_in(ctx, node) -> bool:
-    return _sites(ctx, node).backward
+def _backward_in(ctx, node, view: FileView | None = None) -> bool:
+    return _sites(ctx, node, view).backward
 
 
 def _named_with(ctx, what: str, name: str) -> tuple[ast.AST, ...]:
     """The bodies of the repo functions called ``name`` that back-propagate (``backward``) or set train mode
     (``train``). Asked once per name: in a large repo a callee name (``forward``, ``get``) names hundreds of
     functions, and every candidate evaluation function and caller asks about the same ones."""
-    test = (lambda n: _backward_in(ctx, n)) if what == "backward" else (lambda n: bool(_sites(ctx, n).train_calls))
     table: dict[str, tuple[ast.AST, ...]] = ctx.memo(f"protocol.eval_mode.named_{what}", dict)
     if name not in table:
-        table[name] = tuple(fn.node for fn in _functions_named(ctx, {name}) if test(fn.node))
+        sites = (lambda fn: _sites(ctx, fn.node, file_view(ctx, fn.file)))
+        test = (lambda fn: sites(fn).backward) if what == "backward" else (lambda fn: bool(sites(fn).train_calls))
+        table[name] = tuple(fn.node for fn in _functions_named(ctx, {name}) if test(fn))
     return table[name]
 
 
@@ -401,6 +530,20 @@ def _framework_managed(ctx, scope) -> list:
     return out
 
 
+def _judged(ctx, fns: list[EvalFn]) -> list:
+    """(verdict, function) for the functions in their order, judged in file order up to the first mismatch: the
+    worst verdict is the first mismatch in file order when there is one, and no other verdict is then reported (a
+    large repo has hundreds of evaluation-named functions). Without a mismatch every function is judged."""
+    judged = []
+    for fn in sorted(fns, key=lambda f: (f.view.path, f.node.lineno)):
+        verdict = judge(ctx, fn)
+        judged.append((verdict, fn))
+        if verdict[0] is None:
+            return judged
+    place = {id(fn): i for i, fn in enumerate(fns)}
+    return sorted(judged, key=lambda v: place[id(v[1])])
+
+
 def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
     fns = find_eval_functions(ctx, scope)
     if not fns:
@@ -409,7 +552,7 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
             return CheckResult.passed(KIND, "evaluation runs through a framework loop that sets eval mode and no_grad",
                                       sorted_evidence(managed[:3]))
         return CheckResult.failed(KIND, Status.missing, "no evaluation function found", [])
-    verdicts = [(judge(ctx, fn), fn) for fn in fns]
+    verdicts = _judged(ctx, fns)
     order = sorted(verdicts, key=lambda v: (v[0][0] if v[0][0] is not None else -1, v[1].view.path, v[1].node.lineno))
     (score, message, ev), _ = order[0]
     if len(fns) > 1:

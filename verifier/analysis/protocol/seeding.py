@@ -116,19 +116,38 @@ def _chain_from_setting(chain: str, view: FileView, scope: str, fn, all_views, d
     return False
 
 
+class _ViewList(list):
+    """The run's seeding views, which nothing changes once made, with their calls grouped by leaf (in file and call
+    order) the first time a setting is traced to its callers: each such trace looks up one name instead of scanning
+    every call of every file."""
+
+    _by_leaf: dict[str, list] | None = None
+
+    def calls_by_leaf(self) -> dict[str, list]:
+        if self._by_leaf is None:
+            self._by_leaf = _group_by_leaf(self)
+        return self._by_leaf
+
+
+def _group_by_leaf(views: list[FileView]) -> dict[str, list]:
+    table: dict[str, list] = {}
+    for view in views:
+        for call in view.calls:
+            table.setdefault(call.leaf, []).append((view, call))
+    return table
+
+
 def _argument_at_callers(fname: str, params: tuple[str, ...], param: str, views: list[FileView]):
     positional = [p for p in params if p not in ("self", "cls")]
     idx = positional.index(param) if param in positional else None
     out = []
-    for view in views:
-        for call in view.calls:
-            if call.leaf != fname:
-                continue
-            node = call.kwarg(param)
-            if node is None and idx is not None and idx < len(call.node.args):
-                node = call.node.args[idx]
-            if node is not None:
-                out.append((node, view, call.scope))
+    by_leaf = views.calls_by_leaf() if isinstance(views, _ViewList) else _group_by_leaf(views)
+    for view, call in by_leaf.get(fname, ()):
+        node = call.kwarg(param)
+        if node is None and idx is not None and idx < len(call.node.args):
+            node = call.node.args[idx]
+        if node is not None:
+            out.append((node, view, call.scope))
     return out
 
 
@@ -192,7 +211,7 @@ _SEED_CALL_LEXICON = ("seeding_calls", "seeding_leaves", "rng_constructors")  # 
 
 
 def _seed_calls(ctx, scope: str | None, lex: dict) -> tuple[list[SeedCall], list[FileView]]:
-    views = _seed_views(ctx, scope, lex)
+    views = _ViewList(_seed_views(ctx, scope, lex))
     out = []
     for view in views:
         for call in view.calls:

@@ -4,7 +4,8 @@ Papers size tensors in their symbols, code in names (``nn.Linear(dim, rank)``). 
 names that stand for a dimension parameter (``dim``, ``in_features`` -> hidden_size) become that parameter's
 symbol, the paper's anchored symbols (``symbols: {D: hidden_size}``) the same symbol, free ones bind to the
 code dimension they face. A transposition is never a mismatch (``W x`` and ``x W`` size one map both ways);
-a mismatch needs both sides made of known parameters and numbers. See rules/protocol/shape.yaml.
+a mismatch needs both sides made of known parameters and numbers. See rules/protocol/shape.yaml. Runtime tensors
+(``tensors: runtime``: "state shape [81, 120]") are judged in runtime_shape.py.
 """
 
 from __future__ import annotations
@@ -487,6 +488,10 @@ def _uses_library(ctx, lex: Lexicon) -> str | None:
 
 
 def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
+    if params.get("tensors") == "runtime":  # "state shape [81, 120]": a tensor a run builds, not a parameter
+        from verifier.analysis.protocol import runtime_shape
+
+        return runtime_shape.evaluate(params, ctx, scope, rule)
     lex = ctx.memo("protocol.shape.lexicon", lambda: Lexicon(rule))
     expect = params.get("expect") or {}
     words = {str(k): [str(w) for w in v] for k, v in (params.get("names") or {}).items()}

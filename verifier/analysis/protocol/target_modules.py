@@ -182,7 +182,7 @@ def _folded_kwarg(ctx, site) -> tuple[object, tuple[str, int] | None] | None:
     text = next((v for k, v in site.kwargs if k == "target_modules"), None)
     try:
         expr = ast.parse(text, mode="eval").body if text else None
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if expr is None:
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Iterator
 
 from verifier.analysis.protocol import frozen
@@ -24,6 +25,7 @@ from verifier.analysis.protocol.common import (
     scope_admits,
     sorted_evidence,
     views_mentioning,
+    walk_list,
 )
 from verifier.results import CheckResult, Status
 
@@ -31,6 +33,20 @@ KIND = "protocol"
 _HARD = {"a registered buffer (no gradient)"}  # requires_grad can be switched back on; a buffer stays one
 _FORWARD = {"its forward runs under no_grad", "detach()", "stop_gradient"}  # eval code has them too: not read
 _TRAINERS = {"Trainer", "Seq2SeqTrainer", "SFTTrainer"}
+
+
+def _per_tree(name: str, tree: ast.Module, make):
+    """What ``make(tree)`` finds, kept on the tree itself (freed with it): every check of the rule scans each file
+    several times (per part and per question), which on a large repo was ~70 million child-node visits."""
+    found = tree.__dict__.get(name)
+    if found is None:
+        found = tree.__dict__[name] = make(tree)
+    return found
+
+
+def _nodes(tree: ast.Module) -> tuple[ast.AST, ...]:
+    """A file's nodes in ``ast.walk`` order (without the field-less ones no test here looks for)."""
+    return _per_tree("_sau_trainable_nodes", tree, lambda t: tuple(walk_list(t)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +72,15 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
         return CheckResult.unverified(KIND, f"the paper symbol `{raw}` names no code object (no identifier ends in "
                                             f"_{raw}); an alias in the spec says which it is")
     names = alternates if symbol else [raw, *alternates]
+    besides = [_spelled(str(b), ctx, scope) for b in params.get("besides") or [] if norm(str(b))]
+    if only and besides:  # the part trains, and nothing but it and the parts named beside it
+        alone = evaluate({"name": raw}, ctx, scope, rule)
+        if alone.status is not Status.pass_:
+            return alone
+        spelled = next((n for n in names if _evaluate(n, ctx, scope, False).status is Status.pass_), raw)
+        union = _evaluate(spelled, ctx, scope, True, [norm(b) for b in besides])
+        beside = ", ".join(f"`{b}`" for b in besides)
+        return dataclasses.replace(union, message=f"{union.message} (besides {beside})") if union.status is Status.pass_ else union
     tried = [(name, _evaluate(name, ctx, scope, only)) for name in names]
     found = [t for t in tried if t[1].status is not Status.missing]
     if not found:
@@ -66,8 +91,17 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
     return dataclasses.replace(best, message=f"`{raw}` is `{name}` in the code: {best.message}")
 
 
-def _evaluate(raw: str, ctx, scope: str | None, only: bool) -> CheckResult:
-    key = norm(raw.rsplit(".", 1)[-1])
+def _spelled(name: str, ctx, scope: str | None) -> str:
+    """A part named beside the main one, as the code spells it: a paper symbol (``B``) is the code name ending in
+    it (``lora_B``), else the name as written."""
+    if frozen._SYMBOL.fullmatch(name):
+        alternates = frozen.other_spellings(ctx, name, scope)
+        name = alternates[0] if alternates else name
+    return name.rsplit(".", 1)[-1]
+
+
+def _evaluate(raw: str, ctx, scope: str | None, only: bool, besides: list[str] = ()) -> CheckResult:
+    key = "|".join([norm(raw.rsplit(".", 1)[-1]), *besides])
     views = views_mentioning(ctx, [], scope, ml_only=True)
     if not any(_occurs(ctx, v, key) for v in views):
         added = _library_adapters(raw, key, ctx, scope, views, only)
@@ -157,6 +191,133 @@ def _evaluate(raw: str, ctx, scope: str | None, only: bool) -> CheckResult:
                                   sorted_evidence(ev))
 
 
+# ----- parameter kinds: every normalisation layer's parameters ----------------------------------------------
+# "LayerNorm tuning", "only the LN parameters are trained": the part is a layer type, spelled per library — timm's
+# norm/norm1/fc_norm, HF's layernorm_before/LayerNorm/input_layernorm, open_clip's ln_1/ln_pre/ln_final. Names are
+# compared in `norm()` form (lower case, no separators). `bias` needs nothing of this: every library calls it bias.
+_NORM_KEYS = frozenset({"norm", "norms", "layernorm", "layernorms", "ln", "normlayer", "normlayers", "normalization",
+                        "layernormalization"})
+_NORM_NAME = re.compile(
+    r"(?:fc|pre|post|final|out|in|input|postattention|attn|mlp|ffn|encoder|decoder|q|k)?"
+    r"(?:layer|layr|group|batch|rms|ada)?norm(?:\d+|before|after|pre|post|out|f|final|\dd)?"
+    r"|ln(?:\d+|pre|post|f|final|out)?")
+_NORM_CLASS = re.compile(r"\w*Norm(?:\d[dD])?")  # nn.LayerNorm, nn.GroupNorm, nn.BatchNorm2d, RMSNorm, LlamaRMSNorm
+
+
+def _keys(key: str) -> list[str]:
+    """The parts a key stands for: ``norm|head`` is the union `only` is over when ``besides`` names the head."""
+    return key.split("|")
+
+
+def _is_norm_kind(key: str) -> bool:
+    return key in _NORM_KEYS
+
+
+def _same(name: str, key: str) -> bool:
+    """``frozen._same``, and for the norm kind any normalisation layer's attribute (``norm1``, ``ln_2``)."""
+    return any(bool(_NORM_NAME.fullmatch(norm(name))) if _is_norm_kind(k) else frozen._same(name, k) for k in _keys(key))
+
+
+def _selects(word: str, key: str) -> bool:
+    """``frozen._part_of``; for the norm kind a filter word naming a normalisation layer ("norm", "ln_", ".norm1")."""
+    for k in _keys(key):
+        if _is_norm_kind(k):
+            if any(_NORM_NAME.fullmatch(norm(piece)) for piece in word.split(".") if norm(piece)):
+                return True
+        elif frozen._part_of(word, k):
+            return True
+    return False
+
+
+def _mentions(node: ast.AST, key: str) -> bool:
+    if "|" in key:
+        return any(_mentions(node, k) for k in _keys(key))
+    if not _is_norm_kind(key):
+        return frozen._mentions(node, key)
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Name, ast.Attribute)) and _same(n.id if isinstance(n, ast.Name) else n.attr, key):
+            return True
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and _selects(n.value, key):
+            return True
+    return False
+
+
+def _module_classes(test: ast.AST, var: str) -> list[str] | None:
+    """The class leaves of ``isinstance(var, nn.LayerNorm)`` / ``isinstance(var, (A, B))``; None for another test."""
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and \
+            len(test.args) == 2 and isinstance(test.args[0], ast.Name) and test.args[0].id == var:
+        kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        leaves = [(dotted(k) or "").rsplit(".", 1)[-1] for k in kinds]
+        return leaves if all(leaves) else None
+    return None
+
+
+def _of_kind(classes: list[str], key: str) -> bool | None:
+    """Whether modules of these classes are the part: True / False, None when only some are."""
+    hits = [any(_is_norm_kind(k) for k in _keys(key)) and bool(_NORM_CLASS.fullmatch(c)) for c in classes]
+    return True if all(hits) else False if not any(hits) else None
+
+
+def _switches_on(body: list[ast.stmt], var: str) -> ast.AST | None:
+    """The statement of ``body`` that turns gradients on for module ``var``: ``var.requires_grad_(True)``,
+    ``for p in var.parameters(): p.requires_grad = True``, ``var.weight.requires_grad = True``."""
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" \
+                    and _true_call(node) and (dotted(node.func.value) or "").split(".")[0] == var:
+                return node
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True and any(
+                    isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets):
+                target = next(t for t in node.targets if isinstance(t, ast.Attribute))
+                root = (dotted(target.value) or "").split(".")[0]
+                loop = next((f for f in ast.walk(stmt) if isinstance(f, ast.For) and isinstance(f.target, ast.Name)
+                             and f.target.id == root and isinstance(f.iter, ast.Call) and
+                             (dotted(f.iter.func) or "").startswith(var + ".")), None)
+                if root == var or loop is not None:
+                    return node
+    return None
+
+
+def _module_type_loops(view: FileView) -> tuple[tuple[ast.AST, str, list[str], ast.AST], ...]:
+    """``for m in model.modules(): if isinstance(m, nn.LayerNorm): m.requires_grad_(True)``: (the switch, the
+    model, the classes switched on, the loop)."""
+    return _per_tree("_sau_trainable_type_loops", view.tree, lambda t: tuple(_find_module_type_loops(t)))
+
+
+def _find_module_type_loops(tree: ast.Module) -> Iterator[tuple[ast.AST, str, list[str], ast.AST]]:
+    for node in _nodes(tree):
+        if not (isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call) and
+                isinstance(node.iter.func, ast.Attribute) and node.iter.func.attr in ("modules", "named_modules")):
+            continue
+        target = node.target
+        var = target.id if isinstance(target, ast.Name) else (
+            target.elts[1].id if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name) else None)
+        owner = dotted(node.iter.func.value)
+        if var is None or not owner:
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.If) and (classes := _module_classes(stmt.test, var)) is not None:
+                switch = _switches_on(stmt.body, var)
+                if switch is not None:
+                    yield switch, owner, classes, node
+
+
+def _module_type_group(gen: list[ast.comprehension], key: str, node: ast.AST) -> Group | None:
+    """``[p for m in model.modules() if isinstance(m, nn.LayerNorm) for p in m.parameters()]``."""
+    first, second = gen
+    if not (isinstance(first.iter, ast.Call) and isinstance(first.iter.func, ast.Attribute)
+            and first.iter.func.attr in ("modules", "named_modules") and len(first.ifs) == 1):
+        return None
+    var = first.target.id if isinstance(first.target, ast.Name) else (
+        first.target.elts[1].id if isinstance(first.target, ast.Tuple) and len(first.target.elts) == 2
+        and isinstance(first.target.elts[1], ast.Name) else None)
+    classes = _module_classes(first.ifs[0], var) if var else None
+    if classes is None or (dotted(second.iter.func) if isinstance(second.iter, ast.Call) else "") != f"{var}.parameters":
+        return None
+    kind = _of_kind(classes, key)
+    return Group("part", node) if kind else Group("other", node) if kind is False else Group("unknown", node)
+
+
 # ----- where the part is named -----------------------------------------------------------------------------
 # Names of the parts a PEFT wrap adds (its LoRA matrices, its adapters): the library creates them, no repo code
 # names them, and they are what `get_peft_model` leaves trainable.
@@ -190,24 +351,28 @@ def _library_adapters(raw: str, key: str, ctx, scope: str | None, views: list[Fi
 
 
 def _occurs(ctx, view: FileView, key: str) -> bool:
+    if "|" in key:
+        return any(_occurs(ctx, view, k) for k in _keys(key))
     """Does the file name the part: a name or attribute spelled like it (``frozen._same``), a named_parameters()
     filter on it (``"bias" in name``, ``name.endswith(".bias")``)? From the file's nodes by type, no walk."""
-    if key.rstrip("s") in _name_forms(ctx, view):  # frozen._same(name, key) for some name or attribute
+    if key.rstrip("s") in _name_forms(ctx, view):  # _same(name, key) for some name or attribute
+        return True
+    if _is_norm_kind(key) and any(_NORM_NAME.fullmatch(form) or _NORM_NAME.fullmatch(form + "s") for form in _name_forms(ctx, view)):
         return True
     for node in nodes_of(ctx, view, (ast.Compare,)):
         if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
             words = frozen._strings(node.left)
-            if words and any(frozen._part_of(w, key) for w in words):
+            if words and any(_selects(w, key) for w in words):
                 return True
     for node in nodes_of(ctx, view, (ast.Call,)):
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("startswith", "endswith") \
-                and node.args and any(frozen._part_of(w, key) for w in frozen._strings(node.args[0]) or []):
+                and node.args and any(_selects(w, key) for w in frozen._strings(node.args[0]) or []):
             return True
     return False
 
 
 def _name_forms(ctx, view: FileView) -> frozenset[str]:
-    """``norm(name).rstrip("s")`` of every name and attribute of the file: ``frozen._same(name, key)`` holds for
+    """``norm(name).rstrip("s")`` of every name and attribute of the file: ``_same(name, key)`` holds for
     one of them exactly when ``key.rstrip("s")`` is in this set (equal norms have equal stripped forms)."""
     return ctx.memo(f"protocol.trainable.name_forms:{view.path}", lambda: frozenset(
         norm(n.id if type(n) is ast.Name else n.attr).rstrip("s") for n in nodes_of(ctx, view, (ast.Name, ast.Attribute))))
@@ -218,8 +383,8 @@ def _chains(views: list[FileView], key: str) -> set[str]:
     whose name filters select it: what a whole-model optimizer or freeze must be a prefix of."""
     out: set[str] = set()
     for view in views:
-        for node in ast.walk(view.tree):
-            if isinstance(node, ast.Attribute) and frozen._same(node.attr, key):
+        for node in _nodes(view.tree):
+            if isinstance(node, ast.Attribute) and _same(node.attr, key):
                 chain = dotted(node.value)
                 if chain:
                     out.add(chain)
@@ -228,6 +393,9 @@ def _chains(views: list[FileView], key: str) -> set[str]:
                 tests = node.ifs if isinstance(node, ast.comprehension) else node.body
                 if owner and any(_mentions_key_word(t, key) for t in tests):
                     out.add(owner)
+        for _switch, owner, classes, _loop in _module_type_loops(view):
+            if _of_kind(classes, key) is not False:
+                out.add(owner)
     return out
 
 
@@ -246,7 +414,7 @@ def _named_parameters_owner(call: ast.AST) -> str | None:
 
 
 def _mentions_key_word(test: ast.AST, key: str) -> bool:
-    return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and frozen._part_of(n.value, key) for n in ast.walk(test))
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and _selects(n.value, key) for n in ast.walk(test))
 
 
 # ----- name tests, three-valued: does the test hold for the part's parameters, for every other one? ----------
@@ -265,9 +433,9 @@ def _holds(test: ast.AST, var: str, key: str, for_key: bool) -> bool | None:
     if not words:
         return None
     if for_key:
-        hit: bool | None = any(frozen._part_of(w, key) for w in words)
+        hit: bool | None = any(_selects(w, key) for w in words)
     else:  # another parameter may carry any word but one at least as specific as the part's own name
-        hit = False if all(key in norm(w) for w in words) else None
+        hit = False if all(any(k in norm(w) or (_is_norm_kind(k) and _selects(w, k)) for k in _keys(key)) for w in words) else None
     return None if hit is None else (not hit if negate else hit)
 
 
@@ -304,11 +472,14 @@ def _grad_flags(loop: ast.For, var: str, key: str, for_key: bool) -> Iterator[tu
     yield from walk(loop.body, True)
 
 
-def _name_loops(view: FileView) -> Iterator[tuple[ast.For, str, str]]:
-    for node in ast.walk(view.tree):
-        if isinstance(node, (ast.For, ast.AsyncFor)) and (owner := _named_parameters_owner(node.iter)) and \
-                isinstance(node.target, ast.Tuple) and node.target.elts and isinstance(node.target.elts[0], ast.Name):
-            yield node, node.target.elts[0].id, owner
+def _name_loops(view: FileView) -> tuple[tuple[ast.For, str, str], ...]:
+    return _per_tree("_sau_trainable_name_loops", view.tree, _find_name_loops)
+
+
+def _find_name_loops(tree: ast.Module) -> tuple[tuple[ast.For, str, str], ...]:
+    return tuple((node, node.target.elts[0].id, owner) for node in _nodes(tree)
+                 if isinstance(node, (ast.For, ast.AsyncFor)) and (owner := _named_parameters_owner(node.iter)) and
+                 isinstance(node.target, ast.Tuple) and node.target.elts and isinstance(node.target.elts[0], ast.Name))
 
 
 def _filters_freezing_others(view: FileView, key: str, owners: list[str]) -> Iterator[ast.AST]:
@@ -324,22 +495,22 @@ def _filters_freezing_others(view: FileView, key: str, owners: list[str]) -> Ite
 
 # ----- re-enabled: requires_grad on for the part (or, with only, for something else) --------------------------
 def _enables(view: FileView, key: str) -> Iterator[tuple[ast.AST, str]]:
-    for node in ast.walk(view.tree):
+    for node in _nodes(view.tree):
         if isinstance(node, ast.Call):
             name = dotted(node.func) or ""
             leaf = name.rsplit(".", 1)[-1]
-            if leaf == "requires_grad_" and _true_call(node) and frozen._mentions(node.func.value if isinstance(node.func, ast.Attribute) else node.func, key):
+            if leaf == "requires_grad_" and _true_call(node) and _mentions(node.func.value if isinstance(node.func, ast.Attribute) else node.func, key):
                 yield node, "requires_grad_(True)"
             elif leaf in ("LoraConfig", "LoHaConfig", "IA3Config", "PromptTuningConfig", "PrefixTuningConfig") or leaf.endswith("Config"):
                 for kw in node.keywords:
-                    if kw.arg == "modules_to_save" and any(frozen._part_of(w, key) for w in frozen._strings(kw.value) or []):
+                    if kw.arg == "modules_to_save" and any(_selects(w, key) for w in frozen._strings(kw.value) or []):
                         yield node, "PEFT modules_to_save"
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and target.attr == "requires_grad" and \
-                        isinstance(node.value, ast.Constant) and node.value.value is True and frozen._mentions(target.value, key):
+                        isinstance(node.value, ast.Constant) and node.value.value is True and _mentions(target.value, key):
                     yield node, "requires_grad = True"
-        elif isinstance(node, (ast.For, ast.AsyncFor)) and not _named_parameters_owner(node.iter) and frozen._mentions(node.iter, key):
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and not _named_parameters_owner(node.iter) and _mentions(node.iter, key):
             for sub in ast.walk(node):
                 if isinstance(sub, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in sub.targets) \
                         and isinstance(sub.value, ast.Constant) and sub.value.value is True:
@@ -348,6 +519,9 @@ def _enables(view: FileView, key: str) -> Iterator[tuple[ast.AST, str]]:
     for loop, var, _owner in _name_loops(view):
         if any(v is True for _, v in _grad_flags(loop, var, key, for_key=True)):
             yield loop, "requires_grad on for the parameters whose names it selects"
+    for switch, _owner, classes, _loop in _module_type_loops(view):
+        if _of_kind(classes, key) is not False:  # (nn.LayerNorm, nn.Linear): the norms are on, and more (`only`'s business)
+            yield switch, f"requires_grad on for every {' / '.join(classes)} module"
 
 
 def _true_call(call: ast.Call) -> bool:
@@ -360,12 +534,15 @@ def _true_call(call: ast.Call) -> bool:
 def _enables_others(view: FileView, key: str, owners: list[str]) -> Iterator[tuple[ast.AST, str]]:
     """requires_grad switched on, inside the model an optimizer takes whole (``owners``), for a named part that is
     not ``key`` (``model.head.requires_grad_(True)``, a name filter that also selects "bias")."""
-    for node in ast.walk(view.tree):
+    for node in _nodes(view.tree):
         if isinstance(node, ast.Call) and (dotted(node.func) or "").endswith(".requires_grad_") and _true_call(node):
             target = node.func.value if isinstance(node.func, ast.Attribute) else None
             chain = dotted(target) or ""
-            if isinstance(target, ast.Attribute) and not frozen._mentions(target, key) and any(chain.startswith(o + ".") for o in owners):
+            if isinstance(target, ast.Attribute) and not _mentions(target, key) and any(chain.startswith(o + ".") for o in owners):
                 yield node, f"requires_grad_(True) on {chain}"
+    for switch, owner, classes, _loop in _module_type_loops(view):
+        if any(_prefix(owner, o) for o in owners) and _of_kind(classes, key) is not True:
+            yield switch, f"requires_grad on for every {' / '.join(classes)} module"
     for loop, var, owner in _name_loops(view):
         if not any(_prefix(owner, o) for o in owners):
             continue
@@ -375,7 +552,7 @@ def _enables_others(view: FileView, key: str, owners: list[str]) -> Iterator[tup
                 break
         else:
             words = {n.value for n in ast.walk(loop) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-            for word in sorted(w for w in words if norm(w) and not frozen._part_of(w, key)):
+            for word in sorted(w for w in words if norm(w) and not _selects(w, key)):
                 hit = next((s for s, v in _grad_flags(loop, var, norm(word), for_key=True) if v is True), None)
                 if hit is not None:
                     yield hit, f"requires_grad on for the parameters named {word!r}"
@@ -384,15 +561,15 @@ def _enables_others(view: FileView, key: str, owners: list[str]) -> Iterator[tup
 
 # ----- freeze-all: requires_grad off over a whole model -------------------------------------------------------
 def _global_freezes(view: FileView, key: str) -> Iterator[tuple[ast.AST, str]]:
-    for node in ast.walk(view.tree):
+    for node in _nodes(view.tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" and \
                 node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is False:
             owner = dotted(node.func.value)
-            if owner and not frozen._mentions(node.func.value, key):
+            if owner and not _mentions(node.func.value, key):
                 yield node, owner
         elif isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call) and \
                 isinstance(node.iter.func, ast.Attribute) and node.iter.func.attr == "parameters" and \
-                not frozen._mentions(node.iter, key) and any(frozen._sets_no_grad(s) for s in node.body):
+                not _mentions(node.iter, key) and any(frozen._sets_no_grad(s) for s in node.body):
             owner = dotted(node.iter.func.value)
             if owner:
                 yield node, owner
@@ -428,13 +605,20 @@ def _holder_classes(views: list[FileView], key: str) -> frozenset[str]:
     """Repo classes that define the part: ``self.lora_R = nn.Parameter(...)`` in a method."""
     out = set()
     for view in views:
-        for cls in (n for n in ast.walk(view.tree) if isinstance(n, ast.ClassDef)):
-            for node in ast.walk(cls):
-                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and
-                                                        t.value.id == "self" and frozen._same(t.attr, key) for t in node.targets):
-                    out.add(cls.name)
-                    break
+        for name, attrs in _per_tree("_sau_trainable_self_attrs", view.tree, _self_attributes):
+            if any(_same(attr, key) for attr in attrs):
+                out.add(name)
     return frozenset(out)
+
+
+def _self_attributes(tree: ast.Module) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(class, the ``self.<attr> = ...`` names assigned anywhere in its body) for every class of the file."""
+    out = []
+    for cls in (n for n in _nodes(tree) if isinstance(n, ast.ClassDef)):
+        attrs = {t.attr for node in ast.walk(cls) if isinstance(node, ast.Assign) for t in node.targets
+                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+        out.append((cls.name, tuple(sorted(attrs))))
+    return tuple(out)
 
 
 def _optimizers(view: FileView, key: str, holders: frozenset[str]) -> Iterator[tuple[ast.Call, list[Group]]]:
@@ -464,7 +648,7 @@ def _object_group(node: ast.AST, key: str) -> Group:
     chain = dotted(node)
     if chain is None:
         return Group("unknown", node)
-    if frozen._mentions(node, key):
+    if _mentions(node, key):
         return Group("part", node)
     return Group("all", node, owner=chain)
 
@@ -478,7 +662,7 @@ def _groups(node: ast.AST, view: FileView, at: ast.AST, key: str, depth: int) ->
         leaf = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if leaf in ("parameters", "named_parameters") and isinstance(func, ast.Attribute):
             receiver = func.value
-            if frozen._mentions(receiver, key):
+            if _mentions(receiver, key):
                 yield Group("part", node)
             elif dotted(receiver):
                 yield Group("all", node, owner=dotted(receiver) or "")
@@ -499,6 +683,9 @@ def _groups(node: ast.AST, view: FileView, at: ast.AST, key: str, depth: int) ->
         for k, v in zip(node.keys, node.values):
             if isinstance(k, ast.Constant) and k.value == "params":
                 yield from _groups(v, view, at, key, depth + 1)
+    elif isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 2 and \
+            (typed := _module_type_group(node.generators, key, node)) is not None:
+        yield typed
     elif isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 1:
         gen = node.generators[0]
         owner = _named_parameters_owner(gen.iter)
@@ -519,7 +706,7 @@ def _groups(node: ast.AST, view: FileView, at: ast.AST, key: str, depth: int) ->
         bound = _assigned(node.id, view, at)
         yield from (_groups(bound.value, view, bound, key, depth + 1) if bound is not None else [Group("unknown", node)])
     elif isinstance(node, ast.Attribute):
-        yield Group("part", node) if frozen._same(node.attr, key) else Group("unknown", node)
+        yield Group("part", node) if _same(node.attr, key) else Group("unknown", node)
     else:
         yield Group("unknown", node)
 
