@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
 from dataclasses import dataclass
 
 from verifier.analysis.protocol.common import (
@@ -37,6 +38,9 @@ EVAL_TOKENS = {"eval", "evaluate", "evaluation", "test", "testing", "validate", 
 NO_GRAD = {"no_grad", "inference_mode", "enable_grad"}
 DETERMINISTIC_KW = {("train", False), ("training", False), ("is_training", False), ("deterministic", True), ("train_mode", False)}
 FRAMEWORK_STEPS = {"validation_step", "test_step", "predict_step", "validation_epoch_end", "test_epoch_end"}
+CHECKED_TOKENS = {"args", "arguments", "argument", "config", "configs", "inputs", "input", "params", "kwargs", "shape",
+                  "shapes", "type", "types", "keys", "options", "settings", "schema", "dtype"}
+LOADER_TOKENS = {"get", "load", "read", "download", "prepare", "examples", "collate", "split"}
 # A module's own methods: called on held-out data by the evaluation, never the evaluation routine itself
 MODEL_METHODS = {"forward", "call", "apply", "setup", "extra_repr"}
 ML_IMPORTS = ("torch", "jax", "flax", "haiku", "equinox", "lightning", "pytorch_lightning", "tensorflow", "keras", "transformers")
@@ -166,8 +170,8 @@ def _body_sites(nodes) -> BodySites:
     return BodySites(tuple(evals), tuple(withs), tuple(trains), backward)
 
 
-_PLAIN = {"print", "len", "range", "sum", "max", "min", "float", "int", "enumerate", "zip", "list", "dict", "tuple",
-          "isinstance", "round", "abs", "sorted", "str", "format", "open", "iter", "next", "map", "any", "all", "super"}
+# builtins and exceptions (`raise ValueError(msg.format(...))` in a config's `validate` runs no model)
+_PLAIN = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 
 
 def _calls_a_model(view: FileView, node) -> bool:
@@ -307,6 +311,10 @@ def _may_evaluate(name: str, held_out_callees: set[str]) -> bool:
     if name in MODEL_METHODS or (name.startswith("__") and name.endswith("__")):
         return False  # `super().__init__(config)`, a module's `forward`: the model run on held-out data, not the evaluation
     toks = set(tokens(name))
+    if toks & LOADER_TOKENS:
+        return False  # `get_test_examples`, `load_val_split`: it fetches the held-out data, it does not evaluate on it
+    if toks & {"validate", "check", "test"} and toks & CHECKED_TOKENS:
+        return False  # `_validate_arguments`, `validate_config`: checks its inputs, not a model
     named = bool(toks & EVAL_TOKENS) and not toks & {"train", "fit"}
     return named or (name in held_out_callees and not toks & {"train", "fit", "run", "main"})
 

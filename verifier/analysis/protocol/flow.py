@@ -79,8 +79,12 @@ SPLIT_APIS = {"train_test_split", "random_split", "split", "kfold"}
 
 @functools.lru_cache(maxsize=1 << 16)
 def name_kind(name: str) -> str | None:
-    """The split a variable's name says it holds, or None (``test_size`` is a setting, not data)."""
-    toks = tokens(name.rsplit(".", 1)[-1])
+    """The split a variable's name says it holds, or None (``test_size`` is a setting, not data; a bare ``val``
+    is a value: ``for val in batch["input_ids"]``, while ``val_x`` / ``x_val`` / ``val_loader`` are validation)."""
+    leaf = name.rsplit(".", 1)[-1]
+    if leaf.lower() in ("val", "vals"):
+        return None
+    toks = tokens(leaf)
     if not toks or any(t in _SETTING_TOKENS for t in toks):
         return None
     for tok in toks:
