@@ -889,10 +889,10 @@ class Translator:
         if isinstance(func, ast.Call):  # jax.grad(f)(x)
             inner = self._call(func, path, None)
             if isinstance(inner, Marker) and inner.kind == "gradfn":
-                return self._apply_gradfn(inner, node, args, kwargs, path)
+                return self._apply_values(inner, args, kwargs, node.lineno, path)
             return Marker("opaque")
         if isinstance(func, ast.Name) and isinstance(path.env.get(func.id), Marker) and path.env[func.id].kind == "gradfn":
-            return self._apply_gradfn(path.env[func.id], node, args, kwargs, path)  # g_fn = jax.grad(f); g_fn(x)
+            return self._apply_values(path.env[func.id], args, kwargs, node.lineno, path)  # g_fn = jax.grad(f); g_fn(x)
         if isinstance(func, ast.Attribute) and func.attr == "backward":
             self._backward(func, node, kwargs, path)
         if qualified in self.table.samplers:  # torch.normal(mean, std), np.random.normal(loc, scale), randn
@@ -1030,9 +1030,6 @@ class Translator:
             return self._unresolved(node.lineno, "torch.autograd.grad: inputs not translated")
         f = sp.Add(*total)
         return Marker("tuple", [Grad(f, x) for x in ins])
-
-    def _apply_gradfn(self, fn: Marker, node: ast.Call, args: list, kwargs: dict, path: _Path) -> Any:
-        return self._apply_values(fn, args, kwargs, node.lineno, path)
 
     def _apply_values(self, fn: Marker, args: list, kwargs: dict, line: int, path: _Path) -> Any:
         """``jax.grad(f, argnums)`` applied: f inlined on the arguments, differentiated w.r.t. the chosen ones."""

@@ -524,7 +524,8 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     if structures:
         # a value that concatenates or slices otherwise (no cat, another layout: `V[:, :r]ᵀ` against `Vh[:r]`)
         # cannot contradict the paper's: only the same layout with other operands, order or bounds does
-        strong = [(r, res) for r, res in strong if structures_in(r.expr) == structures_in(paper)]
+        layout = structures_in(paper)
+        strong = [(r, res) for r, res in strong if structures_in(r.expr) == layout]
     strong.sort(key=lambda rr: -_post_score(*rr))
     if suspects:
         r, res = suspects[0]

@@ -92,6 +92,9 @@ _JUXTAPOSED_SYMBOLS = re.compile(
 )
 
 
+_LIST_BRACKET = re.compile(r"(?<![\w)\]'])\[([^\[\]]*,[^\[\]]*)\]")  # "[a, b]" after an operator: a list or a concatenation, not an index
+
+
 def looks_like_formula(text: str) -> bool:
     """An equation whose right-hand side is an expression, not a plain number or a name."""
     if _LATEX_CMD.search(text):
@@ -118,7 +121,7 @@ _LIST_SYMBOL = re.compile(r"[A-Za-zα-ωΑ-Ω][\u0300-\u036f]?(?:_\{[^{}]*\}|_[A
 def _math_list(rhs: str) -> bool:
     """``[P, Z]``, ``[x_cls, x_1, ..., x_N]``: a bracket of math symbols (one letter with its indexes, a
     capital among them, or a run with an ellipsis), not a list of settings or module names (``[q_proj, v_proj]``)."""
-    for m in re.finditer(r"(?<![\w)\]'])\[([^\[\]]*,[^\[\]]*)\]", rhs):
+    for m in _LIST_BRACKET.finditer(rhs):
         items = [i.strip() for i in m.group(1).split(",")]
         if any(re.fullmatch(_ELLIPSIS, i) for i in items):
             return True
@@ -176,7 +179,7 @@ def _bracket_lists(expr: str) -> tuple[str, str]:
         expr = expr[: m.start()] + first[0] + first[2] + expr[m.end() :]
     if re.search(_ELLIPSIS, expr):
         return expr, "uses an ellipsis"
-    for m in re.finditer(r"(?<![\w)\]'])\[([^\[\]]*,[^\[\]]*)\]", expr):
+    for m in _LIST_BRACKET.finditer(expr):
         if sum(1 for item in m.group(1).split(",") if re.search(r"[A-Za-zα-ωΑ-Ω]", item)) < 2:
             return expr, "uses a list of numbers (a range or a set of values, not a concatenation)"
     try:
@@ -607,6 +610,7 @@ def _letter_times(expr: str) -> str:
 
 # ----- gradients: ∇_x f, ∂f/∂x, grad_x f, partial_u/partial_p -> grad(f, x) -----------------------------------
 _NAME = r"[A-Za-zα-ωΑ-Ω][\wα-ωΑ-Ω']*(?:_\{[^{}]*\}|\^\{[^{}]*\}|\^[A-Za-z0-9]\w*)*"
+_NAME_RE = re.compile(_NAME)
 _GRAD_VARIABLE = rf"(?:_\{{\s*(?P<braced>{_NAME})\s*\}}|_(?P<plain>{_NAME}))"
 _GRAD_HEAD = re.compile(rf"(?:∇|\bgrad(?=_)|∂)(?P<wrt>{_GRAD_VARIABLE})?")
 _LEIBNIZ = re.compile(rf"∂\s*(?P<f>\((?:[^()]|\([^()]*\))*\)|{_NAME}(?:\([^()]*\))?)\s*/\s*∂\s*(?P<x>{_NAME})(?![\w(])")
@@ -624,7 +628,7 @@ def _grad_operand(text: str, i: int) -> int:
         i = text.index("(", i)
     if i < len(text) and text[i] == "(":
         return closing_bracket(text, i, "(", ")")
-    name = re.compile(_NAME).match(text, i)
+    name = _NAME_RE.match(text, i)
     if not name:
         return -1
     end = name.end()
@@ -972,6 +976,7 @@ def _standard_noise(condition: str, names: tuple[str, ...]) -> str:
     return name if name in names else ""
 
 
+@functools.lru_cache(maxsize=4096)  # a fragment's formula is asked for by the guard, the check and the glossary
 def find_formula(segment: str) -> FormulaFind | None:
     """The formula a text segment states (``lhs = rhs``), translated where possible and read back by the
     formula check's parser; None if not a formula."""

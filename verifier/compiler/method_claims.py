@@ -601,8 +601,9 @@ def find_kind_training(claim: str) -> list[KindTraining]:
     for combined in _COMBINED.finditer(claim):  # "bias + LN tuning + scale factors": each kind trains, not alone
         items = [re.sub(r"[\s-]+(?:only[\s-]+)?(?:fine-?)?tun(?:ing|e)$", "", i.strip(), flags=re.IGNORECASE)
                  for i in re.split(r"\s*\+\s*|\s+plus\s+", combined.group(0))]
-        named = [kinds[re.sub(r"\s+", " ", i.lower())] for i in items if re.sub(r"\s+", " ", i.lower()) in kinds]
-        rest = [i for i in items if re.sub(r"\s+", " ", i.lower()) not in kinds]
+        keys = [re.sub(r"\s+", " ", i.lower()) for i in items]
+        named = [kinds[k] for k in keys if k in kinds]
+        rest = [i for i, k in zip(items, keys) if k not in kinds]
         window = claim[max(0, combined.start() - 80) : combined.end() + 20]
         if not named or "=" in window or not re.search(r"\b(?:tun\w*|train\w*|learnable|fine-?tun\w*|updat\w*)", window, re.IGNORECASE):
             continue  # "Wx + bias": a sum in a formula, not what is tuned
@@ -615,7 +616,7 @@ def find_kind_training(claim: str) -> list[KindTraining]:
             continue  # "outperforms LN tuning", "unlike bias tuning": another method, named to compare
         if re.search(r"\+|\bplus\b|\band\s+(?:the\s+)?[\w-]+\s+(?:tuning|scaling)", claim[max(0, match.start() - 12) : match.end() + 20]):
             continue  # "bias + LN tuning + scale factors": one part of a combined method, not the kind alone
-        kind = _mapping("parameter_kinds")[re.sub(r"\s+", " ", match.group("kind").lower())]
+        kind = kinds[re.sub(r"\s+", " ", match.group("kind").lower())]
         end = match.end()
         if "where" in match.groupdict() and match.group("where"):
             tail = re.split(r"[.;]", claim[end:], maxsplit=1)[0]

@@ -744,6 +744,12 @@ _MEMORY_BEFORE = re.compile(r"(?P<gb>\d{1,3})\s*G(?:i)?B\s*$", re.IGNORECASE)
 
 
 @functools.cache
+def _ambiguous_families() -> frozenset[str]:
+    """Short family names (T4, A40) that count only next to a GPU word or a vendor."""
+    return frozenset(str(a) for a in hardware_lexicon().get("ambiguous") or [])
+
+
+@functools.cache
 def _count_regexes() -> tuple[re.Pattern, re.Pattern, dict[str, int]]:
     words: dict[str, int] = {str(k).lower(): int(v) for k, v in (hardware_lexicon().get("count_words") or {}).items()}
     spelled = "|".join(sorted(map(re.escape, words), key=len, reverse=True))
@@ -788,7 +794,7 @@ def gpu_statements(text: str) -> list[Stated]:
     GPU word or a vendor; counts are read only right before the name (or as "A100 x 8"), never from a memory
     size ("24GB GPU")."""
     before, bare, words = _count_regexes()
-    ambiguous = {str(a) for a in hardware_lexicon().get("ambiguous") or []}
+    ambiguous = _ambiguous_families()
     out: list[Stated] = []
     taken: list[tuple[int, int]] = []
     for family, start, end in family_of(text):
@@ -842,17 +848,18 @@ def gpu_params(text: str) -> dict | None:
     -> {gpus: 1, gpu: A100, gpu_memory_gb: 80}; "8x NVIDIA RTX 6000 Ada GPUs" -> {gpus: 8, gpu: RTX 6000 Ada}.
     None when it names none, names several ("1 A100 (1D) / 2xA100 (2D)": which run is which is the judge's), or
     states a budget ("1000 A100 hours"). CPUs and RAM in the same fragment are context beside it."""
-    found = [s for s in gpu_statements(text) if not s.budget]
-    if len(found) != 1 or any(s.budget for s in gpu_statements(text)):
+    stated = gpu_statements(text)
+    found = [s for s in stated if not s.budget]
+    if len(found) != 1 or len(found) != len(stated):
         return None
-    stated = found[0]
+    one = found[0]
     params: dict = {}
-    if stated.count is not None:
-        params["gpus"] = stated.count
-    if stated.family is not None:
-        params["gpu"] = stated.family
-    if stated.memory_gb is not None and stated.family is not None:
-        params["gpu_memory_gb"] = stated.memory_gb
+    if one.count is not None:
+        params["gpus"] = one.count
+    if one.family is not None:
+        params["gpu"] = one.family
+    if one.memory_gb is not None and one.family is not None:
+        params["gpu_memory_gb"] = one.memory_gb
     return params or None
 
 

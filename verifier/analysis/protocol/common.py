@@ -621,6 +621,13 @@ def scope_admits(scope: str | None, qualname: str) -> bool:
     )
 
 
+def node_in_scope(scope: str | None, view: "FileView", node: ast.AST) -> bool:
+    """``scope_admits`` for a node: the function holding it is looked up only when a qualified scope needs it."""
+    if not scope or looks_like_glob(scope):
+        return True
+    return scope_admits(scope, innermost_scope(view, node))
+
+
 def other_files(ctx, languages: tuple[Language, ...]) -> list[str]:
     return sorted(p for p, f in ctx.index.files.items() if f.language in languages and f.role == FileRole.code)
 

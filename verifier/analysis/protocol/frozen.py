@@ -21,7 +21,7 @@ from verifier.analysis.protocol.common import (
     nodes_of,
     norm,
     parents_of,
-    scope_admits,
+    node_in_scope,
     sorted_evidence,
     tokens,
     views_mentioning,
@@ -255,7 +255,7 @@ def _evaluate(raw: str, ctx, scope: str | None, symbol: bool = False) -> CheckRe
             params_arg = opt.args[0] if opt.args else next((k.value for k in opt.keywords if k.arg in ("params", "parameters")), None)
             if params_arg is not None and _mentions(params_arg, key) and "requires_grad" not in ast.unparse(params_arg):
                 trained.append((view, opt))
-    barriers = [b for b in barriers if scope_admits(scope, innermost_scope(b[0], b[1]))]
+    barriers = [b for b in barriers if node_in_scope(scope, b[0], b[1])]
     if barriers:
         ev = [evidence(ctx, v.path, n, "rule", note=why) for v, n, why in barriers[:4]]
         return CheckResult.passed(KIND, f"`{raw}` is frozen: {barriers[0][2]} ({barriers[0][0].path}:{barriers[0][1].lineno})",
@@ -613,7 +613,7 @@ def _evaluate_base_weights(ctx, scope: str | None) -> CheckResult:
     re-enabled; counter-evidence: everything re-enabled, or an optimizer over a pretrained model nothing froze.
     Models are related by name within one file (``model = inject_lora(base_model)`` is base_model)."""
     views = views_mentioning(ctx, [], scope, ml_only=True)
-    admits = lambda view, node: scope_admits(scope, innermost_scope(view, node))  # noqa: E731
+    admits = lambda view, node: node_in_scope(scope, view, node)  # noqa: E731
     optimizers = []
     for view in views:
         for call in _optimizers(view):
@@ -648,17 +648,12 @@ def _evaluate_base_weights(ctx, scope: str | None) -> CheckResult:
         if sw.on is False and is_pretrained(sw.view, sw.owner) is not None:
             barriers.append((sw.view, sw.node, {sw.owner}, sw.why))
     helpers = _freezing_helpers(ctx, views_mentioning(ctx, ["requires_grad"], scope))  # helper modules need not import torch
-    parents = {}
-    for view in views:
-        parents[view.path] = parents_of(ctx, view)
     for view in views:
         for cv in view.calls:
             helper = helpers.get(cv.leaf)
-            if not admits(view, cv.node):
-                continue
             if helper is None and "freeze" in tokens(cv.leaf) and cv.node.args:
                 helper = (0, "", view, cv.node)  # freeze_backbone(model): a freeze by its name, as for any part
-            if helper is None:
+            if helper is None or not admits(view, cv.node):
                 continue
             position, param, hv, hnode = helper
             arg = cv.node.args[position] if 0 <= position < len(cv.node.args) else cv.kwarg(param) if param else None
@@ -668,7 +663,8 @@ def _evaluate_base_weights(ctx, scope: str | None) -> CheckResult:
             if not (_pretrained_load(arg, view) or ("(" not in chain and is_pretrained(view, chain) is not None)):
                 continue
             names = {chain} if chain and "(" not in chain else set()
-            parent = parents[view.path].get(id(_outermost(cv.node, parents[view.path])))
+            parents = parents_of(ctx, view)
+            parent = parents.get(id(_outermost(cv.node, parents)))
             if isinstance(parent, ast.Assign):
                 names |= {c for t in parent.targets if (c := dotted(t)) and "(" not in c}
             where = f" ({hv.path}:{hnode.lineno})" if hnode is not cv.node else ""

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import yaml
 
-from verifier.analysis.protocol.common import SNIPPET_WIDTH, text_of
+from verifier.analysis.protocol.common import evidence, sorted_evidence, text_of
 from verifier.compiler.protocol_claims import family_of, gpu_statements, hardware_lexicon  # one reading of GPUs
 from verifier.index.facts import BindingKind, FileRole, Language
-from verifier.results import CheckResult, Evidence, Status
+from verifier.results import CheckResult, Status
 
 KIND = "protocol"
 DYNAMIC = -1  # a count no file fixes
@@ -284,7 +284,7 @@ def _shell_sources(path: str, text: str, lex: dict, doc: bool) -> list[Source]:
             sbatch.update(opts)
             if not sbatch_line and opts.keys() & {"gres", "gpus", "gpus_per_node", "G"}:
                 sbatch_line = number  # the directive that asks for the GPUs
-            per, nodes, families, memory = _slurm_resources(_options(_words(directive.group(1))))
+            _, _, families, memory = _slurm_resources(opts)
             for family in families:
                 out.append(Source(_LAUNCH, None, family, memory, path, number, "sbatch resources"))
             continue
@@ -430,7 +430,7 @@ def _literal_count(expr: str) -> int | None:
     return DYNAMIC
 
 
-def _resolve_name(ctx, expr: str, lex: dict) -> list[Source]:
+def _resolve_name(ctx, expr: str) -> list[Source]:
     """``Trainer(devices=args.gpus)``: the argparse / config / launch settings of ``gpus`` stand for it."""
     leaf = expr.strip().rsplit(".", 1)[-1]
     if not re.fullmatch(r"[A-Za-z_]\w*", leaf):
@@ -464,14 +464,13 @@ def _code_sources(ctx, lex: dict) -> tuple[list[Source], list[Source], list[Sour
             continue
         count = _literal_count(value)
         if count == DYNAMIC and re.fullmatch(r"[\w.]+", value.strip()):
-            resolved = _resolve_name(ctx, value, lex)
+            resolved = _resolve_name(ctx, value)
             counts.extend(resolved)
             if not resolved:
                 dynamic.append(Source(_CODE, DYNAMIC, None, None, call.span.file, call.span.line, f"Trainer(devices={value})"))
             continue
         if count is not None:
-            nodes = _literal_count(kwargs["num_nodes"]) if "num_nodes" in kwargs else 1
-            total = DYNAMIC if DYNAMIC in (count, nodes) else count * (nodes or 1)
+            total = _times(count, _literal_count(kwargs["num_nodes"]) if "num_nodes" in kwargs else 1)
             (dynamic if total == DYNAMIC else counts).append(
                 Source(_CODE, total, None, None, call.span.file, call.span.line, "Trainer devices"))
     for call in index.calls_with_leaf("spawn"):
@@ -568,18 +567,6 @@ def _gather(ctx, lex: dict) -> Found:
 
 
 # ----- verdict ---------------------------------------------------------------------------------------------
-def _snippet(ctx, source: Source) -> str:
-    try:
-        text = ctx.index.lines(source.file, source.line, source.line).strip()
-    except (OSError, ValueError, IndexError):
-        text = ""
-    return text if len(text) <= SNIPPET_WIDTH else text[: SNIPPET_WIDTH - 3] + "..."
-
-
-def _ev(ctx, source: Source, note: str = "") -> Evidence:
-    return Evidence(source.file, source.line, source.line, _snippet(ctx, source), "rule", note)
-
-
 def _at(sources: list[Source]) -> str:
     return ", ".join(f"{s.file}:{s.line}" for s in sources[:3]) + (" ..." if len(sources) > 3 else "")
 
@@ -675,14 +662,14 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
 
     def result(status: str, message: str, *readings: Reading | None, score: float | None = None) -> CheckResult:
         sources = [s for r in readings if r for s in r.evidence]
-        evidence = sorted({(s.file, s.line): _ev(ctx, s) for s in sources}.values(), key=lambda e: (e.file, e.line))
+        cited = sorted_evidence(evidence(ctx, s.file, s.line) for s in sources)
         if status == "pass":
-            return CheckResult.passed(KIND, message, evidence, **details)
+            return CheckResult.passed(KIND, message, cited, **details)
         if status == "partial":
-            return CheckResult.partial(KIND, score or 0.5, message, evidence, **details)
+            return CheckResult.partial(KIND, score or 0.5, message, cited, **details)
         if status == "unverified":
-            return CheckResult.unverified(KIND, message, evidence, **details)
-        return CheckResult.failed(KIND, Status(status), message, evidence, **details)
+            return CheckResult.unverified(KIND, message, cited, **details)
+        return CheckResult.failed(KIND, Status(status), message, cited, **details)
 
     memory_note = f"; but the {family} stated is not the {memory}GB one" if other_memory else ""
     if count is None:  # a type claim alone

@@ -29,6 +29,7 @@ from verifier.analysis.protocol.common import (
     file_view,
     innermost_scope,
     lower_text,
+    nodes_of,
     python_paths,
     scope_admits,
     sorted_evidence,
@@ -257,7 +258,7 @@ class _Flow:
             return args
         if isinstance(func, ast.Name) and func.id in ("sum",) and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
             return self._summed(list(node.args[0].elts), env)
-        if (dotted(func) or "").rsplit(".", 1)[-1] == "add" and dotted(func) in ("torch.add",) and len(node.args) >= 2:
+        if dotted(func) == "torch.add" and len(node.args) >= 2:
             return self._summed(list(node.args[:2]), env)
         role = self.role(func)
         if role == "mixed":
@@ -549,11 +550,11 @@ def _bound_forwards(ctx, view: FileView) -> set[str]:
     return out
 
 
-def _assigned_roles(lex: Lexicon, family: str, view: FileView, registry) -> dict[str, str]:
+def _assigned_roles(ctx, lex: Lexicon, family: str, view: FileView, registry) -> dict[str, str]:
     """``blk.adapter_mlp = Adapter(...)`` outside a class: the attribute a patched forward reads as ``self.``."""
     out: dict[str, str] = {}
-    for node in ast.walk(view.tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+    for node in nodes_of(ctx, view, (ast.Assign,)):
+        if isinstance(node.value, ast.Call):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
                     found = _constructed_roles(lex, family, node.value, registry)
@@ -624,7 +625,7 @@ def find(ctx, scope: str | None, rule: dict, family: str) -> Findings:
             if not (is_forward or patched):
                 continue
             if cls is None and assigned is None:
-                assigned = _assigned_roles(lex, family, view, registry)
+                assigned = _assigned_roles(ctx, lex, family, view, registry)
             roles, mixed = _init_roles(lex, family, cls, registry, {} if cls is not None else assigned or {})
             body = "\n".join(text[fn.lineno - 1: getattr(fn, "end_lineno", fn.lineno)])
             placed_names = [a.lower() for a, r in roles.items() if r == "placed"] + [m.lower() for m in mixed]
@@ -654,8 +655,8 @@ def _wrapping_sites(ctx, lex, family, view, classes, registry, findings: Finding
     if not any(_block_role(lex, family, m.group(2)) and re.search(rf"(?<![\w.]){re.escape(m.group(1))}\s*[,)]", m.group(3))
                for m in _ASSIGNED_CALL.finditer(text_of(ctx, view.path))):
         return  # no block's MLP or attention assigned a call that takes its old value
-    for node in ast.walk(view.tree):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+    for node in nodes_of(ctx, view, (ast.Assign,)):
+        if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
                 and isinstance(node.value, ast.Call)):
             continue
         chain = dotted(node.targets[0]) or ""

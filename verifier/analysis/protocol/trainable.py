@@ -22,10 +22,9 @@ from verifier.analysis.protocol.common import (
     innermost_scope,
     nodes_of,
     norm,
-    scope_admits,
+    node_in_scope,
     sorted_evidence,
     views_mentioning,
-    walk_list,
 )
 from verifier.results import CheckResult, Status
 
@@ -33,20 +32,6 @@ KIND = "protocol"
 _HARD = {"a registered buffer (no gradient)"}  # requires_grad can be switched back on; a buffer stays one
 _FORWARD = {"its forward runs under no_grad", "detach()", "stop_gradient"}  # eval code has them too: not read
 _TRAINERS = {"Trainer", "Seq2SeqTrainer", "SFTTrainer"}
-
-
-def _per_tree(name: str, tree: ast.Module, make):
-    """What ``make(tree)`` finds, kept on the tree itself (freed with it): every check of the rule scans each file
-    several times (per part and per question), which on a large repo was ~70 million child-node visits."""
-    found = tree.__dict__.get(name)
-    if found is None:
-        found = tree.__dict__[name] = make(tree)
-    return found
-
-
-def _nodes(tree: ast.Module) -> tuple[ast.AST, ...]:
-    """A file's nodes in ``ast.walk`` order (without the field-less ones no test here looks for)."""
-    return _per_tree("_sau_trainable_nodes", tree, lambda t: tuple(walk_list(t)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,21 +59,25 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
     names = alternates if symbol else [raw, *alternates]
     besides = [_spelled(str(b), ctx, scope) for b in params.get("besides") or [] if norm(str(b))]
     if only and besides:  # the part trains, and nothing but it and the parts named beside it
-        alone = evaluate({"name": raw}, ctx, scope, rule)
+        spelled, alone = _best(raw, names, ctx, scope, False)
         if alone.status is not Status.pass_:
             return alone
-        spelled = next((n for n in names if _evaluate(n, ctx, scope, False).status is Status.pass_), raw)
         union = _evaluate(spelled, ctx, scope, True, [norm(b) for b in besides])
         beside = ", ".join(f"`{b}`" for b in besides)
         return dataclasses.replace(union, message=f"{union.message} (besides {beside})") if union.status is Status.pass_ else union
+    return _best(raw, names, ctx, scope, only)[1]
+
+
+def _best(raw: str, names: list[str], ctx, scope: str | None, only: bool) -> tuple[str, CheckResult]:
+    """(the spelling that decides, its result): the first that passes, else the first found."""
     tried = [(name, _evaluate(name, ctx, scope, only)) for name in names]
     found = [t for t in tried if t[1].status is not Status.missing]
     if not found:
-        return tried[0][1] if tried[0][0] == raw else CheckResult.failed(KIND, Status.missing, f"`{raw}` not found in the code", [])
+        return raw, tried[0][1] if tried[0][0] == raw else CheckResult.failed(KIND, Status.missing, f"`{raw}` not found in the code", [])
     name, best = next((t for t in found if t[1].status is Status.pass_), found[0])
     if name == raw:
-        return best
-    return dataclasses.replace(best, message=f"`{raw}` is `{name}` in the code: {best.message}")
+        return name, best
+    return name, dataclasses.replace(best, message=f"`{raw}` is `{name}` in the code: {best.message}")
 
 
 def _spelled(name: str, ctx, scope: str | None) -> str:
@@ -108,23 +97,23 @@ def _evaluate(raw: str, ctx, scope: str | None, only: bool, besides: list[str] =
         if added is not None:
             return added
         return CheckResult.failed(KIND, Status.missing, f"`{raw}` not found in the code", [])
-    enables = [(v, n, why) for v in views for n, why in _enables(v, key)]
-    enables = [e for e in enables if scope_admits(scope, innermost_scope(e[0], e[1]))]
+    enables = [(v, n, why) for v in views for n, why in _enables(ctx, v, key)]
+    enables = [e for e in enables if node_in_scope(scope, e[0], e[1])]
     barriers = [(v, n, why) for v in views for n, why in frozen._barriers(ctx, v, key)
-                if why not in _FORWARD and scope_admits(scope, innermost_scope(v, n))]
+                if why not in _FORWARD and node_in_scope(scope, v, n)]
     blocking = [b for b in barriers if b[2] in _HARD or not enables]
     if blocking:
         v, n, why = blocking[0]
         return CheckResult.failed(KIND, Status.mismatch, f"`{raw}` is frozen: {why} ({v.path}:{n.lineno})",
                                   [evidence(ctx, v.path, n, "rule", note=why)])
-    freezes_all = [(v, n, owner) for v in views for n, owner in _global_freezes(v, key)
-                   if scope_admits(scope, innermost_scope(v, n))]
-    holders = _holder_classes(views, key)
+    freezes_all = [(v, n, owner) for v in views for n, owner in _global_freezes(ctx, v, key)
+                   if node_in_scope(scope, v, n)]
+    holders = _holder_classes(ctx, views, key)
     optimizers = [(v, call, groups) for v in views for call, groups in _optimizers(v, key, holders)
-                  if scope_admits(scope, innermost_scope(v, call))]
+                  if node_in_scope(scope, v, call)]
     if not optimizers:
         return CheckResult.unverified(KIND, f"`{raw}` occurs but no optimizer (torch.optim, optax, HF Trainer) was found")
-    owners = _chains(views, key)
+    owners = _chains(ctx, views, key)
 
     def reaches(g: Group) -> bool | None:
         if g.kind == "part":
@@ -173,12 +162,12 @@ def _evaluate(raw: str, ctx, scope: str | None, only: bool, besides: list[str] =
     if not all(g.kind == "all" and reaches(g) for g in whole):
         return CheckResult.unverified(KIND, f"the parameters of the optimizer at {v.path}:{call.lineno} cannot be resolved")
     whole_owners = [g.owner for g in whole]
-    other_enables = [(ov, n, why) for ov in views for n, why in _enables_others(ov, key, whole_owners)]
+    other_enables = [(ov, n, why) for ov in views for n, why in _enables_others(ctx, ov, key, whole_owners)]
     if other_enables:
         ov, n, why = other_enables[0]
         return CheckResult.failed(KIND, Status.mismatch, f"another part is trained with `{raw}`: {why} ({ov.path}:{n.lineno})",
                                   [evidence(ctx, ov.path, n, "rule", note=why)])
-    rest_frozen = [(fv, n) for fv in views for n in _filters_freezing_others(fv, key, whole_owners)]
+    rest_frozen = [(fv, n) for fv in views for n in _filters_freezing_others(ctx, fv, key, whole_owners)]
     if enables:
         rest_frozen += [(fv, n) for fv, n, owner in freezes_all if any(_prefix(owner, o) for o in whole_owners)]
     if rest_frozen:
@@ -278,14 +267,14 @@ def _switches_on(body: list[ast.stmt], var: str) -> ast.AST | None:
     return None
 
 
-def _module_type_loops(view: FileView) -> tuple[tuple[ast.AST, str, list[str], ast.AST], ...]:
+def _module_type_loops(ctx, view: FileView) -> tuple[tuple[ast.AST, str, list[str], ast.AST], ...]:
     """``for m in model.modules(): if isinstance(m, nn.LayerNorm): m.requires_grad_(True)``: (the switch, the
     model, the classes switched on, the loop)."""
-    return _per_tree("_sau_trainable_type_loops", view.tree, lambda t: tuple(_find_module_type_loops(t)))
+    return ctx.memo(f"protocol.trainable.type_loops:{view.path}", lambda: tuple(_find_module_type_loops(ctx, view)))
 
 
-def _find_module_type_loops(tree: ast.Module) -> Iterator[tuple[ast.AST, str, list[str], ast.AST]]:
-    for node in _nodes(tree):
+def _find_module_type_loops(ctx, view: FileView) -> Iterator[tuple[ast.AST, str, list[str], ast.AST]]:
+    for node in nodes_of(ctx, view, (ast.For, ast.AsyncFor)):
         if not (isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call) and
                 isinstance(node.iter.func, ast.Attribute) and node.iter.func.attr in ("modules", "named_modules")):
             continue
@@ -331,7 +320,7 @@ def _library_adapters(raw: str, key: str, ctx, scope: str | None, views: list[Fi
     ``base_weights`` decides it (a re-enabled base or a trained head is not "only the adapters")."""
     if key not in _LIBRARY_ADAPTER_KEYS:
         return None
-    wraps = [(v, node) for v in views for node, _ in frozen._peft_wraps(ctx, v) if scope_admits(scope, innermost_scope(v, node))]
+    wraps = [(v, node) for v in views for node, _ in frozen._peft_wraps(ctx, v) if node_in_scope(scope, v, node)]
     if not wraps:
         return None
     v, node = wraps[0]
@@ -351,10 +340,10 @@ def _library_adapters(raw: str, key: str, ctx, scope: str | None, views: list[Fi
 
 
 def _occurs(ctx, view: FileView, key: str) -> bool:
-    if "|" in key:
-        return any(_occurs(ctx, view, k) for k in _keys(key))
     """Does the file name the part: a name or attribute spelled like it (``frozen._same``), a named_parameters()
     filter on it (``"bias" in name``, ``name.endswith(".bias")``)? From the file's nodes by type, no walk."""
+    if "|" in key:
+        return any(_occurs(ctx, view, k) for k in _keys(key))
     if key.rstrip("s") in _name_forms(ctx, view):  # _same(name, key) for some name or attribute
         return True
     if _is_norm_kind(key) and any(_NORM_NAME.fullmatch(form) or _NORM_NAME.fullmatch(form + "s") for form in _name_forms(ctx, view)):
@@ -378,12 +367,12 @@ def _name_forms(ctx, view: FileView) -> frozenset[str]:
         norm(n.id if type(n) is ast.Name else n.attr).rstrip("s") for n in nodes_of(ctx, view, (ast.Name, ast.Attribute))))
 
 
-def _chains(views: list[FileView], key: str) -> set[str]:
+def _chains(ctx, views: list[FileView], key: str) -> set[str]:
     """Dotted references that reach the part (``model.R``, ``self.model.lora_R``) and named_parameters() owners
     whose name filters select it: what a whole-model optimizer or freeze must be a prefix of."""
     out: set[str] = set()
     for view in views:
-        for node in _nodes(view.tree):
+        for node in nodes_of(ctx, view, (ast.Attribute, ast.For, ast.comprehension)):
             if isinstance(node, ast.Attribute) and _same(node.attr, key):
                 chain = dotted(node.value)
                 if chain:
@@ -393,7 +382,7 @@ def _chains(views: list[FileView], key: str) -> set[str]:
                 tests = node.ifs if isinstance(node, ast.comprehension) else node.body
                 if owner and any(_mentions_key_word(t, key) for t in tests):
                     out.add(owner)
-        for _switch, owner, classes, _loop in _module_type_loops(view):
+        for _switch, owner, classes, _loop in _module_type_loops(ctx, view):
             if _of_kind(classes, key) is not False:
                 out.add(owner)
     return out
@@ -472,19 +461,17 @@ def _grad_flags(loop: ast.For, var: str, key: str, for_key: bool) -> Iterator[tu
     yield from walk(loop.body, True)
 
 
-def _name_loops(view: FileView) -> tuple[tuple[ast.For, str, str], ...]:
-    return _per_tree("_sau_trainable_name_loops", view.tree, _find_name_loops)
+def _name_loops(ctx, view: FileView) -> tuple[tuple[ast.For, str, str], ...]:
+    """``for name, p in model.named_parameters()`` loops: (the loop, the name variable, the model); once per run."""
+    return ctx.memo(f"protocol.trainable.name_loops:{view.path}", lambda: tuple(
+        (node, node.target.elts[0].id, owner) for node in nodes_of(ctx, view, (ast.For, ast.AsyncFor))
+        if (owner := _named_parameters_owner(node.iter))
+        and isinstance(node.target, ast.Tuple) and node.target.elts and isinstance(node.target.elts[0], ast.Name)))
 
 
-def _find_name_loops(tree: ast.Module) -> tuple[tuple[ast.For, str, str], ...]:
-    return tuple((node, node.target.elts[0].id, owner) for node in _nodes(tree)
-                 if isinstance(node, (ast.For, ast.AsyncFor)) and (owner := _named_parameters_owner(node.iter)) and
-                 isinstance(node.target, ast.Tuple) and node.target.elts and isinstance(node.target.elts[0], ast.Name))
-
-
-def _filters_freezing_others(view: FileView, key: str, owners: list[str]) -> Iterator[ast.AST]:
+def _filters_freezing_others(ctx, view: FileView, key: str, owners: list[str]) -> Iterator[ast.AST]:
     """named_parameters() loops that switch off every parameter but the part's and leave the part on."""
-    for loop, var, owner in _name_loops(view):
+    for loop, var, owner in _name_loops(ctx, view):
         if owners and not any(_prefix(owner, o) for o in owners):
             continue
         other = [v for _, v in _grad_flags(loop, var, key, for_key=False)]
@@ -494,8 +481,8 @@ def _filters_freezing_others(view: FileView, key: str, owners: list[str]) -> Ite
 
 
 # ----- re-enabled: requires_grad on for the part (or, with only, for something else) --------------------------
-def _enables(view: FileView, key: str) -> Iterator[tuple[ast.AST, str]]:
-    for node in _nodes(view.tree):
+def _enables(ctx, view: FileView, key: str) -> Iterator[tuple[ast.AST, str]]:
+    for node in nodes_of(ctx, view, (ast.Call, ast.Assign, ast.For, ast.AsyncFor)):
         if isinstance(node, ast.Call):
             name = dotted(node.func) or ""
             leaf = name.rsplit(".", 1)[-1]
@@ -516,10 +503,10 @@ def _enables(view: FileView, key: str) -> Iterator[tuple[ast.AST, str]]:
                         and isinstance(sub.value, ast.Constant) and sub.value.value is True:
                     yield node, "requires_grad = True over its parameters"
                     break
-    for loop, var, _owner in _name_loops(view):
+    for loop, var, _owner in _name_loops(ctx, view):
         if any(v is True for _, v in _grad_flags(loop, var, key, for_key=True)):
             yield loop, "requires_grad on for the parameters whose names it selects"
-    for switch, _owner, classes, _loop in _module_type_loops(view):
+    for switch, _owner, classes, _loop in _module_type_loops(ctx, view):
         if _of_kind(classes, key) is not False:  # (nn.LayerNorm, nn.Linear): the norms are on, and more (`only`'s business)
             yield switch, f"requires_grad on for every {' / '.join(classes)} module"
 
@@ -531,19 +518,19 @@ def _true_call(call: ast.Call) -> bool:
     return isinstance(value, ast.Constant) and value.value is True
 
 
-def _enables_others(view: FileView, key: str, owners: list[str]) -> Iterator[tuple[ast.AST, str]]:
+def _enables_others(ctx, view: FileView, key: str, owners: list[str]) -> Iterator[tuple[ast.AST, str]]:
     """requires_grad switched on, inside the model an optimizer takes whole (``owners``), for a named part that is
     not ``key`` (``model.head.requires_grad_(True)``, a name filter that also selects "bias")."""
-    for node in _nodes(view.tree):
+    for node in nodes_of(ctx, view, (ast.Call,)):
         if isinstance(node, ast.Call) and (dotted(node.func) or "").endswith(".requires_grad_") and _true_call(node):
             target = node.func.value if isinstance(node.func, ast.Attribute) else None
             chain = dotted(target) or ""
             if isinstance(target, ast.Attribute) and not _mentions(target, key) and any(chain.startswith(o + ".") for o in owners):
                 yield node, f"requires_grad_(True) on {chain}"
-    for switch, owner, classes, _loop in _module_type_loops(view):
+    for switch, owner, classes, _loop in _module_type_loops(ctx, view):
         if any(_prefix(owner, o) for o in owners) and _of_kind(classes, key) is not True:
             yield switch, f"requires_grad on for every {' / '.join(classes)} module"
-    for loop, var, owner in _name_loops(view):
+    for loop, var, owner in _name_loops(ctx, view):
         if not any(_prefix(owner, o) for o in owners):
             continue
         for stmt, value in _grad_flags(loop, var, key, for_key=False):
@@ -560,8 +547,8 @@ def _enables_others(view: FileView, key: str, owners: list[str]) -> Iterator[tup
 
 
 # ----- freeze-all: requires_grad off over a whole model -------------------------------------------------------
-def _global_freezes(view: FileView, key: str) -> Iterator[tuple[ast.AST, str]]:
-    for node in _nodes(view.tree):
+def _global_freezes(ctx, view: FileView, key: str) -> Iterator[tuple[ast.AST, str]]:
+    for node in nodes_of(ctx, view, (ast.Call, ast.For, ast.AsyncFor)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" and \
                 node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is False:
             owner = dotted(node.func.value)
@@ -601,20 +588,20 @@ def _frozen_before(freeze: ast.AST, owner: str, optimizer: ast.AST, view: FileVi
 
 
 # ----- the optimizer's parameters ---------------------------------------------------------------------------
-def _holder_classes(views: list[FileView], key: str) -> frozenset[str]:
+def _holder_classes(ctx, views: list[FileView], key: str) -> frozenset[str]:
     """Repo classes that define the part: ``self.lora_R = nn.Parameter(...)`` in a method."""
     out = set()
     for view in views:
-        for name, attrs in _per_tree("_sau_trainable_self_attrs", view.tree, _self_attributes):
+        for name, attrs in ctx.memo(f"protocol.trainable.self_attrs:{view.path}", lambda: _self_attributes(ctx, view)):
             if any(_same(attr, key) for attr in attrs):
                 out.add(name)
     return frozenset(out)
 
 
-def _self_attributes(tree: ast.Module) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _self_attributes(ctx, view: FileView) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(class, the ``self.<attr> = ...`` names assigned anywhere in its body) for every class of the file."""
     out = []
-    for cls in (n for n in _nodes(tree) if isinstance(n, ast.ClassDef)):
+    for cls in nodes_of(ctx, view, (ast.ClassDef,)):
         attrs = {t.attr for node in ast.walk(cls) if isinstance(node, ast.Assign) for t in node.targets
                  if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
         out.append((cls.name, tuple(sorted(attrs))))
