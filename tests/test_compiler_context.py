@@ -109,3 +109,22 @@ def test_reported_measurements_in_a_protocol_claim_are_context():
     result = compiled("Evaluate on CIFAR-10 with accuracy. Method A 45.05%, set size 2.92", "D3")
     assert result.coverage == "full" and not result.leftover  # "set size" is a metric; 2.92 what it measured
     assert [f.reason.split(":")[0] for f in result.fragments if f.outcome == "context"] == ["reported result"]
+
+
+@pytest.mark.parametrize(
+    "fragment",
+    [
+        "Total: 4DM params",
+        "Each norm layer has 2 trainable parameters {gamma, beta}",
+        "stacks 12M weight matrices (12 layers x 6 matrices Q/K/V/O/W1/W2)",
+    ],
+)
+def test_counts_of_parameters_in_symbols_or_tensors_are_parameter_counts(fragment):
+    (only,) = compiled(fragment, "D2").fragments
+    assert (only.outcome, only.reason.split(":")[0]) == ("context", "parameter count")
+
+
+def test_a_parameter_count_beside_a_setting_keeps_the_setting():
+    result = compiled("2 trainable parameters per layer, batch size 64", "D1")
+    assert dumps(result) == [{"kind": "value", "name": "minibatch_size", "expect": 64}]
+    assert [f.outcome for f in result.fragments] == ["context", "typed"]

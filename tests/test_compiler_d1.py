@@ -361,3 +361,83 @@ def test_a_value_the_words_rename_drops_the_parameters_a_heading_suggested():
     result = compiled("Manual SGD with coupled weight decay: w ← w − η (∇_w L + λ w), with η = 0.1.", "D2")
     (step,) = [c for c in result.checks if getattr(c, "name", None) == "learning_rate"]
     assert step.expect == 0.1 and "weight_decay" not in (step.names or [])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a 32K BPE vocabulary", [("vocab_size", 32000)]),
+        ("frame stack of 4", [("frame_stack", 4)]),
+        ("4 stacked frames per observation", [("frame_stack", 4)]),
+        ("replay ratio 1, batch size 512", [("replay_ratio", 1), ("minibatch_size", 512)]),
+        ("n-step returns with n = 3", [("n_step", 3)]),
+        ("up to 30 no-op actions at the start of each episode", [("noop_max", 30)]),
+        ("horizontal flip with probability 0.5", [("flip_prob", 0.5)]),
+        ("the class label is dropped with probability 10%", [("cond_drop_prob", 0.1)]),
+        ("label dropout of 10%", [("cond_drop_prob", 0.1)]),
+        ("token dimension 192", [("hidden_size", 192)]),
+        ("test images are resized to 256 and center-cropped to 224", [("resize_size", 256), ("image_size", 224)]),
+        ("rotary embeddings with base θ = 10,000", [("rope_theta", 10000)]),
+        ("RoPE base 500000", [("rope_theta", 500000)]),
+        ("Adam betas (0.9, 0.999)", [("betas", [0.9, 0.999])]),
+        ("AdamW with betas of 0.9 and 0.95, weight decay 0.1", [("betas", [0.9, 0.95]), ("weight_decay", 0.1)]),
+        ("linear β schedule from 1e-4 to 0.02", [("beta_start", 0.0001), ("beta_end", 0.02)]),
+    ],
+)
+def test_common_settings_of_rl_vision_llm_and_diffusion_papers_are_named(text, expected):
+    assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("theta = 0.5", [("theta", 0.5)]),  # no rotary context: the symbol stays itself
+        ("a grid of n = 64 points", [("n", 64)]),
+        ("beta from 0.1 to 20", []),  # an SDE's beta_min/beta_max or anything else: no schedule word
+        ("Initialization data subsample fraction: 0.1%", [("initialization_data_subsample_fraction", 0.001)]),
+    ],
+)
+def test_the_new_names_do_not_capture_other_settings(text, expected):
+    assert values(text) == expected
+
+
+FLIP = '''from torchvision import transforms
+
+train_tf = transforms.Compose([
+    transforms.RandomResizedCrop(224),
+    {flip},
+    transforms.ToTensor(),
+])
+'''
+
+
+@pytest.mark.parametrize(
+    ("flip", "status", "score"),
+    [
+        ("transforms.RandomHorizontalFlip()", "pass", 1.0),  # torchvision's documented default p=0.5
+        ("transforms.RandomHorizontalFlip(p=0.5)", "pass", 1.0),
+        ("transforms.RandomHorizontalFlip(p=0.2)", "partial", 0.75),  # within 3x: a minor deviation
+    ],
+)
+def test_a_flip_probability_is_read_from_the_transform(tmp_path, flip, status, score):
+    from values_helpers import indexed_repo
+
+    from verifier.checks.base import Context
+    from verifier.checks.value import check_value
+    from verifier.spec.model import Spec
+
+    (check,) = [c for c in compiled("horizontal flip with probability 0.5").checks if c.kind == "value"]
+    result = check_value(check, Context(index=indexed_repo(tmp_path, {"data.py": FLIP.format(flip=flip)}), spec=Spec()))
+    assert (result.status.value, result.score) == (status, score), result.message
+    assert [(e.file, e.line) for e in result.evidence][:1] == [("data.py", 5)]
+
+
+def test_words_saying_how_a_listed_series_runs_restate_the_list():
+    result = compiled("per-layer dropout of 0.1, 0.2 and 0.3, with deeper layers more strongly regularised")
+    assert values("per-layer dropout of 0.1, 0.2 and 0.3, with deeper layers more strongly regularised") == [("dropout", [0.1, 0.2, 0.3])]
+    assert [f.outcome for f in result.fragments] == ["typed", "context"] and result.coverage == "full"
+
+
+def test_the_same_words_after_one_value_are_left_for_the_judge():
+    result = compiled("dropout 0.1, with deeper layers more strongly regularised")
+    assert [f.outcome for f in result.fragments] == ["typed", "leftover"] and result.coverage == "partial"

@@ -217,11 +217,14 @@ def test_an_untranslated_formula_says_why_it_was_left():
     assert result.fragments[-1].reason == "formula not translated: uses an infimum over a set"
 
 
-def test_a_constant_set_after_a_formula_is_not_counted_as_checked():
+def test_a_constant_set_after_a_formula_is_not_counted_as_checked_unless_the_claim_names_it():
     from compiler_helpers import compiled, dumps
 
-    # ε is the perturbation budget, and `eps` would read Adam's epsilon: the formula is checked, the value is left
-    result = compiled("FGSM adversarial examples: x_adv = x + ε · sign(∇_x L(θ, x, y)) with ε = 8/255.")
+    # read alone, `eps` would be Adam's epsilon: the formula is checked, the value is left
+    result = compiled("Update: x_adv = x + ε · sign(∇_x L(θ, x, y)) with ε = 8/255.")
     assert [c.get("expect") for c in dumps(result)] == ["x + eps * sign(grad(L(theta, x, y), x))"]
     assert result.coverage == "partial"
     assert result.fragments[0].reason == "the formula is typed, not the value after it ('ε = 8/255')"
+    # "adversarial" says which ε: the attack's budget
+    named = compiled("FGSM adversarial examples: x_adv = x + ε · sign(∇_x L(θ, x, y)) with ε = 8/255.")
+    assert {"name": "attack_epsilon", "expect": 8 / 255} in dumps(named) and named.coverage == "full"

@@ -89,3 +89,28 @@ def test_the_same_clause_in_a_value_claim_keeps_the_generic_reading():
     """Only method claims are re-read: a numerical claim's "where ..." clause is not a method fact."""
     outcomes = dict(fragments("batch size 64, where the encoder weights are shared", dimension="D1"))
     assert outcomes["where the encoder weights are shared"] == "context"
+
+
+@pytest.mark.parametrize(
+    "explanation",
+    [
+        "This logistic function maps the score difference (s_i - s_j) to a probability in (0, 1)",
+        "This squashes the logits into [0, 1]",
+        "Same form as the PPO objective with policy pi and advantage A",
+    ],
+)
+def test_the_range_of_a_formula_or_a_restatement_as_another_formula_is_context(explanation):
+    assert fragments(explanation) == [(explanation, "context")]
+
+
+@pytest.mark.parametrize(
+    "fact",
+    [
+        "This function maps the logit with temperature 2 into (0, 1)",  # a number besides the range
+        "The sigmoid maps the logit into (0, 1)",  # not an explanation's lead: how the method works
+        "Same form as the PPO objective with clip 0.2",
+        "Same architecture as the U-Net encoder with attention",  # a structure, not a formula
+    ],
+)
+def test_a_range_or_restatement_that_says_more_is_not_context(fact):
+    assert all(outcome != "context" for _, outcome in fragments(fact))

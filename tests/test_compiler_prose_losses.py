@@ -58,3 +58,40 @@ def test_the_compiled_loss_decides_library_and_hand_written_code(tmp_path: Path,
     result = check_formula(check, Context(index=repo(tmp_path, {"train.py": TRAIN.format(loss=loss)}), spec=Spec()))
     assert result.status is status and result.score == (1.0 if status is Status.pass_ else 0.0)
     assert [(e.file, e.line) for e in result.evidence][:1] == [("train.py", 7)]
+
+
+@pytest.mark.parametrize(
+    "text, expect",
+    [
+        ("The reward is the negative MSE between the state and the target", "-mean((state - target)**2)"),
+        (
+            "In code: negative MSE between current state and target state minus alpha * MSE of action",
+            "-mean((current_state - target_state)**2) - alpha * mean((action)**2)",
+        ),
+        ("Loss: MAE between prediction and label plus lam * MAE of weights", "mean(Abs(prediction - label)) + lam * mean(Abs(weights))"),
+    ],
+)
+def test_a_negated_or_regularised_loss_is_the_whole_sum(text: str, expect: str) -> None:
+    assert {"expect": expect} in dumps(compiled(text, "D2"))
+
+
+REWARD = '''def reward(current_state, target_state, action, alpha=2e-5):
+    return {expr}
+'''
+
+
+@pytest.mark.parametrize(
+    "expr, status",
+    [
+        ("-((current_state - target_state) ** 2).mean() - alpha * (action ** 2).mean()", Status.pass_),
+        ("-((current_state - target_state) ** 2).mean()", Status.missing),  # the energy term dropped: only near
+        ("-((current_state - target_state) ** 2).mean() + alpha * (action ** 2).mean()", Status.mismatch),
+    ],
+)
+def test_the_compiled_reward_decides_the_regulariser(tmp_path: Path, expr: str, status: Status) -> None:
+    text = "In code: negative MSE between current state and target state minus alpha * MSE of action"
+    (check,) = [c for c in compiled(text, "D2").checks if c.kind == "formula"]
+    result = check_formula(check, Context(index=repo(tmp_path, {"env.py": REWARD.format(expr=expr)}), spec=Spec()))
+    assert result.status is status, result.message
+    assert result.score == (1.0 if status is Status.pass_ else 0.0)
+    assert [(e.file, e.line) for e in result.evidence][:1] == [("env.py", 2)]

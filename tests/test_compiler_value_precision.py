@@ -51,3 +51,78 @@ def test_an_equation_is_not_a_setting_its_domain_belongs_to() -> None:
     checks = dumps(compiled("Heat equation on [0, 1] with Neumann boundary conditions, diffusivity kappa = 0.05", "D1"))
     assert {"name": "boundary_condition", "expect": "Neumann"} in checks
     assert not any("equation" in c.get("name", "") for c in checks)
+
+
+@pytest.mark.parametrize(
+    "text, check",
+    [
+        ("Alpha is energy weight (0.00002 for Burgers)", {"name": "alpha", "expect": 2e-05}),
+        ("tau is the sharpening temperature (0.5)", {"name": "temperature", "expect": 0.5}),
+        ("eta is the learning rate (0.001 for CIFAR)", {"name": "learning_rate", "expect": 0.001}),
+    ],
+)
+def test_a_symbol_glossed_with_its_value_in_parentheses_is_a_value(text, check):
+    from compiler_helpers import compiled, dumps
+
+    assert dumps(compiled(text, "D2")) == [check]
+
+
+def test_a_gloss_of_a_word_not_a_symbol_names_nothing():
+    from compiler_helpers import compiled
+
+    assert not compiled("x is the input (1 for all)", "D2").checks
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("WGAN-GP critic penalty: L_GP = λ (||∇_x̂ D(x̂)||_2 − 1)^2 with λ = 10", {"name": "lambda_gp", "expect": 10}),
+        ("FGSM adversarial examples: x_adv = x + ε · sign(∇_x L(θ, x, y)) with ε = 8/255",
+         {"name": "attack_epsilon", "expect": 8 / 255}),
+    ],
+)
+def test_a_constant_after_a_formula_is_a_value_where_the_claim_names_its_parameter(text, value):
+    from compiler_helpers import compiled, dumps
+
+    result = compiled(text, "D2")
+    assert value in dumps(result) and any(c.kind == "formula" for c in result.checks)
+    assert result.coverage == "full"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "KL-regularised loss: L = L_rec + λ KL(q || p) with λ = 0.5",  # λ of what: not said
+        "Adam update: theta = theta - lr * m / (sqrt(v) + eps) with eps = 1e-8",
+    ],
+)
+def test_a_constant_no_words_name_stays_for_the_judge(text):
+    from compiler_helpers import compiled
+
+    result = compiled(text, "D2")
+    assert [c.kind for c in result.checks] == ["formula"]
+    assert "the formula is typed, not the value after it" in result.fragments[-1].reason
+
+
+GP = '''import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--lambda_gp", type=float, default={weight})
+args = parser.parse_args()
+'''
+
+
+@pytest.mark.parametrize("weight, status", [("10.0", "pass"), ("1.0", "partial")])  # 10x off: 0.25
+def test_the_penalty_weight_is_read_where_the_repo_sets_it(tmp_path, weight, status):
+    from compiler_helpers import compiled
+    from values_helpers import indexed_repo
+
+    from verifier.checks.base import Context
+    from verifier.checks.value import check_value
+    from verifier.spec.model import Spec
+
+    text = "WGAN-GP critic penalty: L_GP = λ (||∇_x̂ D(x̂)||_2 − 1)^2 with λ = 10"
+    (check,) = [c for c in compiled(text, "D2").checks if c.kind == "value"]
+    result = check_value(check, Context(index=indexed_repo(tmp_path, {"train.py": GP.format(weight=weight)}), spec=Spec()))
+    assert result.status.value == status and result.score == (1.0 if status == "pass" else 0.25), result.message
+    assert [(e.file, e.line) for e in result.evidence][:1] == [("train.py", 4)]

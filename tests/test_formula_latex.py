@@ -167,3 +167,16 @@ def test_sabench_ascii_formulas_parse_or_error_cleanly():
                     pass
     assert fragments > 0
     assert parsed > 0
+
+
+@pytest.mark.parametrize(
+    ("braceless", "braced"),
+    [
+        (r"\hat x + 1", r"\hat{x} + 1"),
+        (r"\bar\theta \cdot y", r"\bar{\theta} \cdot y"),
+        (r"\tilde x_t - x", r"\tilde{x}_t - x"),
+        (r"\lambda (\|\nabla_{\hat x} D(\hat x)\|_2 - 1)^2", r"\lambda (\|\nabla_{\hat{x}} D(\hat{x})\|_2 - 1)^2"),
+    ],
+)
+def test_an_accent_without_braces_takes_one_token_as_latex_does(braceless, braced):
+    assert parse_latex(braceless).expr == parse_latex(braced).expr

@@ -103,6 +103,7 @@ def split_fragments(text: str) -> list[tuple[int, int]]:
         paired = ch == "," and re.match(r",[A-Za-z](?!\w)", text[i : i + 3]) and re.search(r"(?<!\w)[A-Za-z]$", text[max(0, i - 2) : i])
         restated = ch == "," and re.search(r"\b(?:i\.e|e\.g)\.?$", text[max(0, i - 5) : i])  # "i.e., X" stays whole
         enumerated = ch == "," and i in enumeration  # "at epochs 30, 60 and 80": one list of numbers
+        enumerated = enumerated or (ch == "," and bool(_NEXT_LOSS_TERM.match(text, i + 1)))  # "MSE of u, plus alpha * MSE of f"
         cut = depth == 0 and not index and not paired and not restated and not enumerated and (
             ch in ";\n" or piped or (ch == "," and not _thousands(text, i)) or i in sentence_cuts
         )
@@ -121,6 +122,7 @@ def split_fragments(text: str) -> list[tuple[int, int]]:
     return out
 
 
+_NEXT_LOSS_TERM = re.compile(r"\s*(?:plus|minus)\s+(?:[A-Za-z_]\w{0,10}\s*(?:\*|·|times)\s*)?(?:the\s+)?(?:MSE|MAE|L1|L2)\b", re.IGNORECASE)
 _NUMBER_ENUMERATION = re.compile(
     r"(?<![\w.,])\d+(?:\.\d+)?[kKM]?(?:,\s+\d+(?:\.\d+)?[kKM]?)+,?\s+(?:and|or)\s+\d+(?:\.\d+)?[kKM]?(?![\w.])"
 )  # "30, 60 and 80", "8, 4, 2, and 1": numbers only, closed by "and"/"or"
@@ -144,6 +146,24 @@ _PCT_SPLIT_RE = re.compile(r"(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:for\s+)?(?P<part>tr
 
 
 # "3x3 conv kernels", "3×3 convolutions", "1x1 conv": the kernel size of the convolutions (a square or cube kernel)
+# "Adam betas (0.9, 0.999)", "betas of 0.9 and 0.95": Adam's pair, one value (a lone number read after "betas"
+# would be half of it)
+_BETA_PAIR = re.compile(
+    r"\bbetas\s*(?:=|:|of)?\s*(?P<open>[(\[])?\s*(?P<b1>0?\.\d+)\s*(?:,|and)\s*(?P<b2>0?\.\d+)\s*(?(open)[)\]])",
+    re.IGNORECASE,
+)
+# "linear β schedule from 1e-4 to 0.02": a diffusion noise schedule's two ends (a bare "beta from 0.1 to 20" may be
+# an SDE's beta_min/beta_max or anything else)
+_BETA_RANGE = re.compile(
+    r"(?:\bbeta|β)(?:s|_t)?\s+(?:noise\s+)?schedule\s+(?:(?:linearly|evenly)\s+(?:spaced|increasing)\s+|increasing\s+|ranging\s+)?"
+    r"(?:from|between)\s+(?P<start>\d+(?:\.\d+)?(?:e-?\d+)?)\s+(?:to|and)\s+(?P<end>\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.])",
+    re.IGNORECASE,
+)
+def _number(raw: str) -> int | float:
+    value = float(raw)
+    return int(value) if value.is_integer() and "e" not in raw.lower() and "." not in raw else value
+
+
 _SQUARE_KERNEL = re.compile(
     r"(?<![\w.×x])(?P<n>[1-9])\s*[x×]\s*(?P=n)(?:\s*[x×]\s*(?P=n))?\s+"
     r"(?:conv(?:olution(?:al)?)?s?|conv[123]d)\b(?:\s+(?:kernels?|filters?|layers?))?",
@@ -1060,6 +1080,32 @@ def _paper_symbol(token: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z](?:_\w+|\d|')?", token)) and token.lower() not in ("a", "i")
 
 
+_EXPLAINS_RANGE = re.compile(
+    r"^(?:this|the|which|it)\s+(?:[\w\-]+\s+){0,2}?(?:function|formula|term|expression|mapping|transform|nonlinearity|activation)?\s*"
+    r"(?:maps|squashes|converts|turns|transforms|bounds|normali[sz]es)\b[^=<>\d]*?\b(?:in|into|to|within)\s+(?:the\s+(?:range|interval)\s+)?"
+    r"[(\[]\s*-?\d+(?:\.\d+)?\s*,\s*-?\d+(?:\.\d+)?\s*[)\]]\s*\.?$",
+    re.IGNORECASE,
+)
+_SYMBOL_GLOSS = re.compile(
+    r"^(?P<sym>[^\W\d][\w']{0,7})\s+(?:is|denotes)\s+(?:the\s+|an?\s+)?(?P<phrase>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,3})"
+    r"(?P<rest>\s*\(\s*[-+]?\d[^()]*\)\s*)$",
+    re.IGNORECASE,
+)
+
+
+def _gloss_first(masked: str) -> str:
+    """"Alpha is energy weight (0.00002 for Burgers)": a symbol glossed, its value in parentheses. Read as "energy
+    weight Alpha (0.00002 ...)", the order in which a phrase and its symbol name a value; same length, so the
+    offsets of the fragment still hold."""
+    match = _SYMBOL_GLOSS.match(masked.strip())
+    if not match or not _paper_symbol(match.group("sym")) or terms.find_phrase(match.group("phrase")):
+        return masked  # "eta is the learning rate (0.001)": the lexicon's phrase names it as written
+    lead = len(masked) - len(masked.lstrip())
+    head = f"{match.group('phrase')} {match.group('sym')}"
+    width = match.start("rest") - match.start()
+    return masked[:lead] + head.ljust(width) + masked[lead + match.start("rest") :]
+
+
 def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[int], list[str]]:
     """Numbers named by a phrase before them ("batch size 256"), a unit after them ("150K steps"), or the
     label of a fragment that is only a number ("Batch size varies per task: 30 (CoLA)")."""
@@ -1702,6 +1748,24 @@ _TRAIL_SETTING = re.compile(
 )
 
 
+def _formula_constant(setting: str, b: _Builder) -> int | None:
+    """"... with λ = 10" after a gradient penalty, "... with ε = 8/255" after an attack: the constant's value
+    check, when the words of the claim name the parameter the symbol is there (rules/claim_terms.yaml
+    ``context_names``: λ of a gradient penalty is lambda_gp, ε of an attack its budget). A symbol they do not
+    name stays the judge's: read alone, ``eps`` would be Adam's and ``λ`` anyone's."""
+    symbol, _, raw = setting.partition("=")
+    keys = [terms.identifier(symbol.strip()), *_symbol_names(symbol.strip())[:1]]
+    lexicon = terms.lexicon_index()
+    for key in dict.fromkeys(k for k in keys if k):
+        named = terms.name_in_context(key, b.fragment, b.claim)
+        if named and named != key and named in lexicon.values() and lexicon.get(key.lower()) != named:
+            value = numbers.parse_value(raw.strip())
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                index = b.add(ValueCheck(name=named, expect=value))
+                return index if index >= 0 else None
+    return None
+
+
 def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
     trail = _TRAIL_SETTING.match(text.strip())
     if trail and formulas.find_formula(trail.group("formula")) is not None:
@@ -1709,6 +1773,9 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
         # is checked, the value is the judge's, and the fragment says so instead of counting as typed
         made, reason = _formula_check(trail.group("formula"), b)
         if made:
+            constant = _formula_constant(trail.group("setting"), b)
+            if constant is not None:
+                return [*made, constant], reason
             return made, reason or f"the formula is typed, not the value after it ('{trail.group('setting').strip()}')"
     lead = _LEAD_SETTING.match(text.strip())
     if lead and formulas.find_formula(lead.group("formula")) is not None:
@@ -1862,6 +1929,12 @@ def _fragment(
     split_counts, body = _split_counts(body, b, label_text or "")
     split_counts += [b.add(_value_check("kernel_size", int(m.group("n")))) for m in _SQUARE_KERNEL.finditer(body)]
     body = _SQUARE_KERNEL.sub(lambda m: " " * len(m.group(0)), body)
+    split_counts += [b.add(_value_check("betas", [float(m.group("b1")), float(m.group("b2"))])) for m in _BETA_PAIR.finditer(body)]
+    body = _BETA_PAIR.sub(lambda m: " " * len(m.group(0)), body)
+    for m in _BETA_RANGE.finditer(body):
+        split_counts += [b.add(_value_check("beta_start", _number(m.group("start")))), b.add(_value_check("beta_end", _number(m.group("end"))))]
+    body = _BETA_RANGE.sub(lambda m: m.group(0)[: m.start("start") - m.start()].replace("from", "    ").replace("between", "       ")
+                           + " " * (m.end() - m.start("start")), body)
     per_batch = split_counts + [b.add(_value_check("minibatch_size", int(m.group("n")))) for m in _PER_BATCH.finditer(body)]
     body = _PER_BATCH.sub(lambda m: " " * len(m.group(0)), body) if per_batch else body
     masked = _mask_formula_spans(_mask_model_names(context.mask(body)))
@@ -1891,6 +1964,9 @@ def _fragment(
         # "LoRA r=8 vs LoRA-SB r=16", "drop_path=0 vs. drop_path=0.1": one parameter set two ways side by side;
         # which one the repo must have is not said, and reading the first would check half the claim
         return Fragment(text, "leftover", "one parameter compared at two values (vs): which one the repo must use is not stated")
+    if dimension == Dimension.methodological and _EXPLAINS_RANGE.match(body) and not context.method_fact(body, "rationale"):
+        # "This logistic function maps the difference to a probability in (0, 1)": what the formula's output is
+        return Fragment(text, "context", "rationale: explanation or motivation (the range of a typed formula's output)")
     if dimension == Dimension.methodological and (start := method_claims.init_assignment(body, b.claim, b.aliases)):
         made = [m for m in (b.add(check) for check in start.checks) if m >= 0]  # "R_init = I": an init check
         return Fragment(text, "typed", start.reason, tuple(made)) if made else Fragment(text, "leftover", start.reason)
@@ -1908,6 +1984,7 @@ def _fragment(
     if not made and not formulas_only and (ranged := _range_setting(body, b, label_text if body != text.strip() else "")) is not None:
         return Fragment(text, "typed", "", (ranged,))
     if not made and not formulas_only:
+        masked = _gloss_first(masked)
         sampled, masked = _distribution_checks(masked, b)
         made, reason = _compile_assignment(masked, b, label_text, own_label=label_text != claim_label or body != text.strip())
         if reason.startswith(f"{DERIVED_COUNT}:") and not made:
@@ -1969,6 +2046,8 @@ def _fragment(
     reason = reason or formula_reason
     how = {"result_allowed": dimension in (Dimension.numerical, Dimension.protocol), "measured": dimension == Dimension.protocol}
     category = context.classify(body, **how)
+    if category is None and body != text.strip() and (whole := context.classify(text, **how)) and whole.startswith("parameter count"):
+        category = whole  # "Total learnable params: r(m+n)": the label says what the expression counts
     if category is None and _SETTING_QUALIFIER.search(body):
         # "1D experiments on 1 A100 GPU (2.4-2.5h)": the "1D" says which experiments, it is not a free number
         category = context.classify(_SETTING_QUALIFIER.sub(lambda m: "§" * len(m.group(0)), body), **how)
@@ -2216,6 +2295,7 @@ def _compile_cached(
         b.previous_name = named[-1].name if len(named) == 1 else None
         out.fragments.append(frag)
     _credit_lead(out.fragments, b)
+    out.fragments = _restated_orders(out.fragments, b)
     if out.fragments and out.fragments[-1].outcome == "leftover" and _cut_off(out.fragments[-1].text, text):
         out.fragments[-1] = Fragment(out.fragments[-1].text, "context", "truncated: the claim's text stops mid-expression")
     if sau.dimension == Dimension.protocol:
@@ -2233,6 +2313,29 @@ def _compile_cached(
             out.leftover = [f"{text[:120]}: no typed fact found"]
     else:
         out.coverage = "partial" if out.leftover else "full"
+    return out
+
+
+# "... factors of 8, 4, 2 and 1 to the four states, with earlier states more aggressively compressed": how the
+# listed values change along the list, in words
+_ORDER_RESTATEMENT = re.compile(
+    r"^(?:with|so that|i\.e\.,?)\s+(?:the\s+)?(?:earlier|later|first|last|early|late|lower|higher|deeper|shallower|older|newer|"
+    r"recent|initial|final|outer|inner|coarser|finer|larger|smaller)\s+[a-z]+(?:\s+[a-z]+)?\s+(?:being\s+|are\s+|get\s+)?"
+    r"(?:more|less|most|least)\s+(?:[a-z]+ly\s+)?[a-z]+$",
+    re.IGNORECASE,
+)
+
+
+def _restated_orders(fragments: list[Fragment], b: "_Builder") -> list[Fragment]:
+    """A fragment that only says, in words, how the list of values just before it runs is context: the list's value
+    check decides it."""
+    out = list(fragments)
+    for i in range(1, len(out)):
+        previous, here = out[i - 1], out[i]
+        listed = any(isinstance(b.checks[c], ValueCheck) and isinstance(b.checks[c].expect, list) and len(b.checks[c].expect) >= 3
+                     for c in previous.checks if 0 <= c < len(b.checks))
+        if here.outcome == "leftover" and previous.outcome == "typed" and listed and _ORDER_RESTATEMENT.match(here.text.strip()):
+            out[i] = Fragment(here.text, "context", "rationale: restates in words how the values listed before it run")
     return out
 
 

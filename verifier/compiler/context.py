@@ -46,7 +46,14 @@ _PARAM_COUNT = re.compile(
     r"\b(?:params?|parameters)\b(?:\s+(?:count|range|budget|cap))?\s*[:=(\[]?\s*(?:<=|≤|~)?\s*\d+(?:\.\d+)?\s*[KMB%]"
     r"(?:\s*,\s*~?\d+(?:\.\d+)?\s*[KMB])?\s*\]?|"
     r"\(\s*~?\d+(?:\.\d+)?\s*[MB]\s*\)|\b[A-Z]{1,2}-\d+(?:\.\d+)?[MB]\b|"
-    r"(?<![\w.])\d+(?:\.\d+)?%\s+of\s+(?:the\s+)?(?:total\s+)?(?:\w+\s+)?(?:params|parameters|backbone)",
+    r"(?<![\w.])\d+(?:\.\d+)?%\s+of\s+(?:the\s+)?(?:total\s+)?(?:\w+\s+)?(?:params|parameters|backbone)|"
+    # a count written in the architecture's symbols ("4DM params", "2Dr parameters") or of parameter tensors
+    # ("2 trainable parameters {W, b}")
+    r"(?<![\w.])\d*[A-Z]{1,3}[a-z]?\s+(?:params|parameters)\b|"
+    r"(?<![\w.])\d+\s+(?:trainable|learnable|tunable)\s+(?:params|parameters)\b|"
+    r"\b(?:total\s+)?(?:trainable|learnable|tunable)\s+(?:params|parameters)\s*(?::|=|is|are)\s*[\w()+*·×/^ ]{1,30}$|"  # "r(m+n)"
+    # how many weight matrices a method stacks or adapts ("12M weight matrices (12 layers x 6 matrices)")
+    r"(?<![\w.])\d+[A-Z]?\s+weight\s+(?:matrices|tensors)\b(?:\s*\(\s*\d+\s+layers?\s*[x×]\s*\d+\s+(?:weight\s+)?(?:matrices|tensors)\b[^()]*\))?",
     re.IGNORECASE,
 )
 _DATA_STAT = re.compile(
@@ -83,6 +90,22 @@ _RATIONALE = re.compile(
     re.IGNORECASE,
 )
 _WORDS = re.compile(r"[A-Za-z][A-Za-z\-]*")
+# "The first term penalizes deviation from the target", "the second term penalizes control energy": what each
+# term of the formula beside it is for
+_TERM_GLOSS = re.compile(
+    r"^(?:the\s+)?(?:first|second|third|fourth|last|final|other|latter|former)\s+(?:term|part|component)\s+"
+    r"(?:penali[sz]es|encourages|rewards|measures|enforces|represents|ensures|keeps|regulari[sz]es|promotes|"
+    r"discourages|captures|accounts\s+for)\b[^=<>≤≥\d]*$",
+    re.IGNORECASE,
+)
+# "Same form as SAC reward with state u and control f": the formula beside it restated as another's, its
+# symbols renamed; nothing beyond that formula
+_SAME_FORM = re.compile(
+    r"(?:it\s+(?:has|takes)\s+(?:the\s+)?)?same\s+(?:functional\s+)?(?:form|formula|expression)\s+as\s+(?:the\s+|in\s+(?:the\s+)?)?"
+    r"[A-Z][\w\-]*(?:\s+[a-z]+){0,2}"
+    r"(?:\s*,?\s*(?:with|but with)\s+[a-z]+\s+[^\W\d]\w{0,7}(?:\s*(?:,|and)\s+[a-z]+\s+[^\W\d]\w{0,7})*)?\s*\.?",
+    re.IGNORECASE,
+)
 
 
 def mask(text: str) -> str:
@@ -114,6 +137,8 @@ def classify(text: str, result_allowed: bool = True, measured: bool = False) -> 
         return note  # protocol-claim shapes: table footnotes, quoted numbers, "N/A", study titles (protocol_claims)
     if _CITATION.fullmatch(stripped) or _BRACKET_CITE.fullmatch(stripped) or re.match(r"^\s*(?:reference|references|source|cf)\b", stripped, re.IGNORECASE):
         return "citation: a reference to the literature or the paper"
+    if _SAME_FORM.fullmatch(stripped):
+        return "citation: a reference to another formula of the paper (the claim's own formula is what is checked)"
     checks = (
         ("hardware", _HARDWARE, "hardware: what it ran on, not what the code does"),
         ("compute", re.compile(f"{_MEMORY.pattern}|{_TIME.pattern}", re.IGNORECASE), "compute budget: time, memory or cost of a run"),
@@ -131,6 +156,8 @@ def classify(text: str, result_allowed: bool = True, measured: bool = False) -> 
         return "citation: a reference to the literature or the paper"
     if _RATIONALE.match(stripped.strip("( ")):
         return "rationale: explanation or motivation"
+    if _TERM_GLOSS.match(stripped):
+        return "rationale: explanation of a formula's term"
     return None
 
 
@@ -185,7 +212,7 @@ def method_fact(text: str, category: str) -> str:
         return f"a heading that sets {value.group(1)} = ...: a value no check was compiled for" if value else ""
     if not category.startswith(("rationale", "explanation")):
         return ""
-    if re.fullmatch(r"(?:where|which|this|these|that|both)?\s*:?", stripped, re.IGNORECASE):
+    if re.fullmatch(r"(?:where|which|this|these|that|both)?\s*:?", stripped, re.IGNORECASE) or _TERM_GLOSS.match(stripped):
         return ""  # "where:": a connective leading the definitions that follow, each its own fragment
     if not _PURPOSE_LEAD.match(stripped):
         lead = stripped.split()[0] if stripped.split() else stripped

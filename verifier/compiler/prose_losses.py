@@ -23,7 +23,7 @@ _IDENT = r"[A-Za-z_][A-Za-z0-9_]*(?:\([^()]{0,20}\))?"  # "u_pred(T)", "u_target
 _PHRASE = rf"(?:[A-Za-z][A-Za-z-]*(?:\s+[A-Za-z][A-Za-z-]*){{0,2}}?|{_IDENT})"
 _LOSS_BETWEEN = re.compile(
     rf"\b(?:{_KIND})(?:\s+loss)?\s+between\s+(?:the\s+)?(?P<a>{_PHRASE})\s+and\s+(?:the\s+)?(?P<b>{_PHRASE})"
-    r"(?=\s*(?:$|[,.;:(]|\s(?:using|with|for|over|at|on|in|via|computed|averaged|across|per|as)\b))",
+    r"(?=\s*(?:$|[,.;:(]|\s(?:using|with|for|over|at|on|in|via|computed|averaged|across|per|as|minus|plus)\b))",
     re.IGNORECASE,
 )
 # "predicted and true noise": an adjective that shares the second operand's noun
@@ -39,8 +39,19 @@ class ProseLoss:
     end: int
 
 
+# "negative MSE between A and B minus alpha * MSE of C": a reward or a regularised loss, term by term
+_NEGATED = re.compile(r"\b(?:negative|minus)(?:\s+(?:of\s+)?the)?\s+$", re.IGNORECASE)
+_NEXT_TERM = re.compile(
+    rf"\s*,?\s+(?P<sign>minus|plus)\s+(?:(?P<coef>[A-Za-z_]\w{{0,10}}|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(?:\*|·|times)\s*)?"
+    rf"(?:the\s+)?(?:{_KIND})(?:\s+loss)?\s+of\s+(?:the\s+)?(?P<a>{_PHRASE})"
+    r"(?=\s*(?:$|[,.;:(]|\s(?:using|with|for|over|at|on|in|via|computed|averaged|across|per|as)\b))",
+    re.IGNORECASE,
+)
+
+
 def find(text: str) -> list[ProseLoss]:
-    """Each "<MSE | MAE | L1 | L2> (loss) between A and B" in ``text`` as the formula of its elementwise term."""
+    """Each "<MSE | MAE | L1 | L2> (loss) between A and B" in ``text`` as the formula of its elementwise term; one
+    negated or followed by "minus / plus (c *) <MSE | MAE> of C" as the whole sum, each term its own mean."""
     out = []
     for match in _LOSS_BETWEEN.finditer(text):
         a, b = match.group("a").strip(), match.group("b").strip()
@@ -50,7 +61,19 @@ def find(text: str) -> list[ProseLoss]:
         if None in names or names[0] == names[1]:
             continue
         kind = "squared" if match.group("squared") else "absolute"
-        out.append(ProseLoss(_TERMS[kind].format(a=names[0], b=names[1]), match.start(), match.end()))
+        term = _TERMS[kind].format(a=names[0], b=names[1])
+        start, end, negated = match.start(), match.end(), _NEGATED.search(text[: match.start()])
+        more = []
+        while (following := _NEXT_TERM.match(text, end)) and (operand := _symbol(following.group("a").strip())):
+            inner = _TERMS["squared" if following.group("squared") else "absolute"].format(a=operand, b=0)
+            coef = following.group("coef")
+            more.append(f" {'-' if following.group('sign').lower() == 'minus' else '+'} "
+                        f"{f'{coef} * ' if coef else ''}mean({inner.replace(' - 0', '')})")
+            end = following.end()
+        if negated or more:
+            start = negated.start() if negated else start
+            term = f"{'-' if negated else ''}mean({term}){''.join(more)}"
+        out.append(ProseLoss(term, start, end))
     return out
 
 
@@ -61,6 +84,8 @@ def _symbol(phrase: str) -> str | None:
     words = _TRUE.sub("", phrase).lower().split()
     if not words or set(words) & _NOT_OPERANDS or terms.find_apis(phrase):
         return None
+    if len(words) > 1 and re.fullmatch(r"[A-Za-z](?:_\w+)?", phrase.split()[-1]):
+        return phrase.split()[-1]  # "control force f": the paper's own symbol for it
     if len(words) > 1 and words[-1].endswith("s") and not words[-1].endswith("ss"):
         words[-1] = words[-1][:-1]  # "current and target states": one state each
     name = "_".join(w.replace("-", "_") for w in words)

@@ -1132,6 +1132,11 @@ class _LatexParser:
         self.expect("}")
         return out
 
+    def accent_token(self) -> str:
+        r"""``\hat x``, ``\bar\theta``: an accent or font command takes one token when no group follows."""
+        tok = self.next()
+        return f"\\{tok.text}" if tok.kind == "cmd" else tok.text
+
     def raw_group(self) -> str:
         """The text of a `{...}` group (for names and subscripts)."""
         open_ = self.expect("{")
@@ -1249,7 +1254,7 @@ class _LatexParser:
                 self.bounds.add(bound)
             return RSUM(body)
         if name in _ACCENTS:
-            word = self.raw_group()
+            word = self.raw_group() if self.peek().text == "{" or self.peek().kind not in ("letter", "cmd") else self.accent_token()
             if re.fullmatch(r"\\mathbb\s*\{?\s*E\s*\}?", word.strip()) or (name == "mathbb" and word.strip() == "E"):
                 self._sub_or_skip()
                 return RMEAN(self.bracket_body(tok))
