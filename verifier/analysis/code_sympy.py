@@ -24,7 +24,7 @@ from sympy.parsing.sympy_parser import parse_expr
 
 from verifier import rules
 from verifier.index.names import attribute_chain
-from verifier.symbolic.latex import Grad, concat, is_concat, is_slice, slice_of
+from verifier.symbolic.latex import Grad, concat, is_opaque_call, slice_of
 from verifier.symbolic.core import (  # noqa: F401  (re-exported: the translator's vocabulary)
     MATMUL,
     MATRIX_OPS,
@@ -635,10 +635,7 @@ class Translator:
             value = self._leaf(leafname, stmt.lineno)
             if unread and self._model is not None:
                 self._model.unread_calls[value.name] = unread
-        elif (
-            isinstance(value, AppliedUndef) and value.func not in REDUCTIONS.values() and value.func is not PICK
-            and not is_matrix_op(value) and not is_concat(value) and not is_slice(value)
-        ):
+        elif is_opaque_call(value):
             called = value.func.__name__
             applied = value
             value = self._leaf(leafname, stmt.lineno)  # an opaque call's result is a named leaf (model outputs)

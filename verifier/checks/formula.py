@@ -53,6 +53,7 @@ from verifier.symbolic.latex import (
     Grad,
     gradients_in,
     is_concat,
+    is_opaque_call,
     is_slice,
     structures_in,
     FormulaSyntaxError,
@@ -618,7 +619,7 @@ def _applications_agree(res: MatchResult, r: Ranked, repo: RepoFormulas, formula
         value = subs.get(psym)
         if app is None or value is None:
             continue
-        call = value if _is_call(value) else r.model.applications.get(value.name) if isinstance(value, sp.Symbol) else None
+        call = value if is_opaque_call(value) else r.model.applications.get(value.name) if isinstance(value, sp.Symbol) else None
         shape = r.model.calls.get(call) if call is not None else None
         if shape is None:
             continue  # not a call of the code (a parameter, a hand-written value), or one inlined from a helper
@@ -752,7 +753,7 @@ def _uncompared_calls(r: Ranked, repo: RepoFormulas, paper_args: list[tuple]) ->
     arities = {len(a) for a in paper_args}
     calls = [r.model.applications[s_.name] for s_ in sorted(r.expr.free_symbols, key=lambda x: x.name)
              if s_.name in r.model.applications]
-    calls += sorted((n for n in sp.preorder_traversal(r.expr) if _is_call(n) and n in r.model.calls), key=sp.default_sort_key)
+    calls += sorted((n for n in sp.preorder_traversal(r.expr) if is_opaque_call(n) and n in r.model.calls), key=sp.default_sort_key)
     for call in calls:
         shape = r.model.calls.get(call)
         if shape is None:
@@ -804,7 +805,7 @@ def _code_applied(r: Ranked, repo: RepoFormulas, paper_args: list[tuple]) -> tup
             options[s_] = values
     names = {s_.name for s_ in options}
     for n in sorted(sp.preorder_traversal(r.expr), key=sp.default_sort_key):
-        if _is_call(n) and n in r.model.calls and n not in options and (values := readings(n)) is not None:
+        if is_opaque_call(n) and n in r.model.calls and n not in options and (values := readings(n)) is not None:
             options[n] = values
     if not options:
         return [r.expr], functions, names
@@ -813,11 +814,6 @@ def _code_applied(r: Ranked, repo: RepoFormulas, paper_args: list[tuple]) -> tup
     for combo in itertools.islice(itertools.product(*(options[k] for k in keys)), MAX_ARGUMENT_READINGS):
         codes.append(r.expr.xreplace(dict(zip(keys, combo))))
     return codes, functions, names
-
-
-def _is_call(value: sp.Basic) -> bool:
-    return isinstance(value, AppliedUndef) and value.func.__name__ not in REDUCTIONS and value.func.__name__ != "pick" \
-        and not is_matrix_op(value) and not is_concat(value) and not is_slice(value)
 
 
 def _argument_readings(pargs: tuple, args: tuple, shape, signature: "Signature | None" = None) -> tuple[list[tuple], bool]:
@@ -1149,8 +1145,7 @@ def _opaque_calls(r: Ranked) -> list[str]:
     calls |= {
         n.func.__name__
         for n in sp.preorder_traversal(r.expr)
-        if isinstance(n, AppliedUndef) and n.func.__name__ not in REDUCTIONS and n.func.__name__ != "pick"
-        and not is_matrix_op(n)
+        if is_opaque_call(n, concat_and_slice=True)
     }
     return sorted(calls)
 
@@ -1219,8 +1214,7 @@ def _targets_for(r: Ranked, repo: RepoFormulas, check: FormulaCheck, formula: Fo
         f = grad.args[0]
         inner = f.args[0] if isinstance(f, AppliedUndef) and f.func.__name__ in REDUCTIONS and f.args else None
         applied = sorted(
-            (n for n in sp.preorder_traversal(f) if isinstance(n, AppliedUndef) and n.func.__name__ not in REDUCTIONS
-             and n.func.__name__ != "pick" and not is_matrix_op(n)),
+            (n for n in sp.preorder_traversal(f) if is_opaque_call(n, concat_and_slice=True)),
             key=sp.default_sort_key,
         )  # a model or density applied inside it: the paper's D(x̂), p(x)
         for value in (f, inner, grad, *applied):

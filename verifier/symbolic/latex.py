@@ -27,7 +27,9 @@ from verifier.symbolic.core import (
     MAX_EXPONENT,
     MAX_POWER_BITS,
     PICK,
+    REDUCTIONS,
     has_matrix_ops,
+    is_matrix_op,
     matmul,
     transpose,
     RMAX,
@@ -163,6 +165,15 @@ def is_concat(node: sp.Basic) -> bool:
 
 def is_slice(node: sp.Basic) -> bool:
     return isinstance(node, AppliedUndef) and bool(_SLICE_NAME.fullmatch(node.func.__name__))
+
+
+def is_opaque_call(node: sp.Basic, *, concat_and_slice: bool = False) -> bool:
+    """An application of a function no formula interprets (a model, a density, an unknown op): not a
+    reduction, a label pick or a matrix operator, nor, unless ``concat_and_slice`` lets them count (listing
+    what a value depends on), a concatenation or a slice."""
+    if not isinstance(node, AppliedUndef) or node.func.__name__ in REDUCTIONS or node.func.__name__ == "pick":
+        return False
+    return not is_matrix_op(node) and (concat_and_slice or not (is_concat(node) or is_slice(node)))
 
 
 def _matching_bracket(text: str, start: int) -> int:
