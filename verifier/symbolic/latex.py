@@ -492,24 +492,37 @@ def parse_sympy(
     return formula
 
 
+def _application_arguments(text: str, parse_one, applications: dict) -> tuple | None:
+    """The comma-separated arguments in ``text``, each read by ``parse_one`` (its expression and the
+    applications inside it, or None when it is no plain formula), the inner applications noted as they are
+    read; None when one does not parse. Shared by the SymPy-syntax and the LaTeX reader."""
+    out = []
+    for part in _split_top(text, ","):
+        try:
+            parsed = parse_one(part)
+        except (FormulaSyntaxError, RecursionError, TypeError, ValueError):
+            return None
+        if parsed is None:
+            return None
+        value, inner = parsed
+        for key, app in inner.items():
+            _note_application(applications, key, *app)
+        out.append(value)
+    return tuple(out)
+
+
 def _sympy_arguments(tokens: list, functions, applications: dict) -> tuple | None:
     """An opaque application's arguments (``Q(s_next, a_next)``), each parsed as a formula of its own; None
     when one does not parse or is a conditional (``pi(y|x)``)."""
     text = " ".join(t[1] for t in tokens)
     if "|" in text or not text.strip():
         return None
-    out = []
-    for part in _split_top(text, ","):
-        try:
-            sub = parse_sympy(part, functions)
-        except (FormulaSyntaxError, RecursionError, TypeError, ValueError):
-            return None
-        if sub.lhs is not None:
-            return None
-        for key, app in sub.applications.items():
-            _note_application(applications, key, *app)
-        out.append(sub.expr)
-    return tuple(out)
+
+    def parse_one(part: str):
+        sub = parse_sympy(part, functions)
+        return None if sub.lhs is not None else (sub.expr, sub.applications)
+
+    return _application_arguments(text, parse_one, applications)
 
 
 def _transposes(pieces: list[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -1508,19 +1521,15 @@ class _LatexParser:
         they are not plain expressions (a conditional ``p(y | x)``, anything that does not parse)."""
         if "|" in inner or "\\mid" in inner or not inner.strip() or re.search(r"'|\\prime|′", inner):
             return None  # a conditional; or primes, which this parser does not keep apart (s' would read as s)
-        out = []
-        for part in _split_top(inner, ","):
-            try:
-                sub = _LatexParser(part, tuple(self.functions), tuple(self.matrices))
-                value = sub.parse()
-            except (FormulaSyntaxError, RecursionError, TypeError, ValueError):
-                return None
+
+        def parse_one(part: str):
+            sub = _LatexParser(part, tuple(self.functions), tuple(self.matrices))
+            value = sub.parse()
             if not isinstance(value, sp.Expr) or any(v is None for v in sub.applications.values()):
                 return None
-            for key, app in sub.applications.items():
-                _note_application(self.applications, key, *app)
-            out.append(value)
-        return tuple(out)
+            return value, sub.applications
+
+        return _application_arguments(inner, parse_one, self.applications)
 
     def _looks_applied(self, name: str) -> bool:
         j = self.i
