@@ -707,6 +707,23 @@ def const_str(node: ast.AST | None) -> str | None:
     return None
 
 
+def written_dims(call: ast.Call, listed, *, shape_first: bool = False, positional: bool = True) -> tuple | None:
+    """The dims a shape-taking call writes (the shape rule's learnable tensors and the runtime-shape rule's
+    allocations read them alike): its ``size=`` / ``shape=`` keyword, its first argument when that is the
+    shape (``full((a, b), v)``), one tuple argument (``zeros((a, b))``) or, if ``positional``, plain positional
+    ones (``zeros(a, b)``). ``listed`` reads a tuple or list node's elements (None: not one)."""
+    keyword = next((k.value for k in call.keywords if k.arg in ("size", "shape")), None)
+    if keyword is not None:
+        return listed(keyword)
+    if shape_first:
+        return listed(call.args[0]) if call.args else None
+    if len(call.args) == 1 and listed(call.args[0]) is not None:
+        return listed(call.args[0])
+    if positional and call.args and not any(isinstance(a, ast.Starred) for a in call.args):
+        return tuple(call.args)
+    return None
+
+
 def names_in(node: ast.AST | None) -> set[str]:
     """Every plain identifier an expression reads (roots of attribute chains included)."""
     if node is None:

@@ -33,6 +33,7 @@ from verifier.analysis.protocol.common import (
     sorted_evidence,
     text_of,
     tokens,
+    written_dims,
 )
 from verifier.analysis.protocol.common import leaf as _leaf
 from verifier.results import CheckResult, Status
@@ -87,19 +88,10 @@ def allocation_dims(call: ast.Call) -> tuple[str, tuple[ast.AST, ...]] | None:
         return (how, dims) if dims is not None else None
     if how in ("normal", "uniform", "randint"):
         return None  # torch.normal(mean, std): its shape is the mean's
-    if keyword is not None:
-        dims = _listed(keyword)
-        return (how, dims) if dims is not None else None
-    if how == "full":
-        dims = _listed(call.args[0]) if call.args else None
-        return (how, dims) if dims is not None else None
-    if len(call.args) == 1 and _listed(call.args[0]) is not None:
-        return how, _listed(call.args[0])  # type: ignore[return-value]
-    if call.args and not any(isinstance(a, ast.Starred) for a in call.args):
-        if name.split(".", 1)[0] in ("np", "numpy", "onp", "jnp") and len(call.args) > 1:
-            return None  # np.zeros(n, dtype): positional args past the shape are not dims
-        return how, tuple(call.args)
-    return None
+    # np.zeros(n, dtype): positional args past the shape are not dims
+    positional = not (root in ("np", "numpy", "onp", "jnp") and len(call.args) > 1)
+    dims = written_dims(call, _listed, shape_first=how == "full", positional=positional)
+    return (how, dims) if dims is not None else None
 
 
 def _reshape_dims(call: ast.Call) -> tuple[str, tuple[ast.AST, ...]] | None:

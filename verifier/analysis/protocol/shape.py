@@ -28,6 +28,7 @@ from verifier.analysis.protocol.common import (
     sorted_evidence,
     text_of,
     tokens,
+    written_dims,
 )
 from verifier.results import CheckResult, Status
 from verifier.symbolic.tensor_shapes import GREEK as _GREEK
@@ -75,22 +76,19 @@ class Lexicon:
 def _shape_args(call: ast.Call) -> tuple[ast.AST, ...] | None:
     """The dims a tensor-creating call writes: ``zeros(a, b)``, ``zeros((a, b))``, ``full((a, b), v)``, ``eye(n)``."""
     leaf = _leaf(dotted(call.func))
-    size = next((k.value for k in call.keywords if k.arg in ("size", "shape")), None)
     if leaf == "eye" and call.args:
         n = call.args[0]
         return (n, call.args[1] if len(call.args) > 1 else n)
     if leaf == "full":
-        size = size or (call.args[0] if call.args else None)
-        return tuple(size.elts) if isinstance(size, (ast.Tuple, ast.List)) else None
+        return written_dims(call, _elements, shape_first=True)
     if leaf not in _SHAPED:
         return None
-    if size is not None:
-        return tuple(size.elts) if isinstance(size, (ast.Tuple, ast.List)) else None
-    if len(call.args) == 1 and isinstance(call.args[0], (ast.Tuple, ast.List)):
-        return tuple(call.args[0].elts)
-    if call.args and not any(isinstance(a, ast.Starred) for a in call.args):
-        return tuple(call.args)
-    return None
+    return written_dims(call, _elements)
+
+
+def _elements(node: ast.AST) -> tuple[ast.AST, ...] | None:
+    """A tuple or list's elements as written (a starred one included: it is a dim the pairing cannot read)."""
+    return tuple(node.elts) if isinstance(node, (ast.Tuple, ast.List)) else None
 
 
 def _created_dims(node: ast.AST) -> tuple[ast.AST, ...] | None:
