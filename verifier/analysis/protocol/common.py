@@ -428,6 +428,15 @@ def parents_of(ctx, view: FileView) -> dict[int, ast.AST]:
                     lambda: {id(child): node for node in tree_nodes(ctx, view) for child in ast.iter_child_nodes(node)})
 
 
+def per_node(table: dict, node: Any, compute) -> Any:
+    """``compute()`` once per node for as long as ``table`` lives. The table maps id(node) to (node, answer): it
+    holds the node, and a node's id that another, later one reuses is never read as that node's answer."""
+    known = table.get(id(node))
+    if known is None or known[0] is not node:
+        known = table[id(node)] = (node, compute())
+    return known[1]
+
+
 def python_paths(ctx, scope: str | None = None) -> list[str]:
     """Code files (and notebooks) a protocol rule may look at, honouring a glob ``in:``."""
     paths = ctx.memo("protocol.python_paths", lambda: sorted(ctx.index.python_files(FileRole.code)))

@@ -21,6 +21,7 @@ from verifier.analysis.protocol.common import (
     evidence,
     file_view,
     nodes_of,
+    per_node,
     python_paths,
     scope_admits,
     sorted_evidence,
@@ -513,12 +514,8 @@ def _named_with(ctx, what: str, name: str) -> tuple[ast.AST, ...]:
 
 
 def _per_node(ctx, what: str, node, compute):
-    """One answer per function body for the run (the trees are memoised, so a node's id is stable)."""
-    known: dict[int, object] = ctx.memo(f"protocol.eval_mode.{what}", dict)
-    key = id(node)
-    if key not in known:
-        known[key] = compute()
-    return known[key]
+    """One answer per function body for the run."""
+    return per_node(ctx.memo(f"protocol.eval_mode.{what}", dict), node, compute)
 
 
 def _callee_sets_train(ctx, view: FileView, owner) -> bool:

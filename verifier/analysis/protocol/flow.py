@@ -24,6 +24,7 @@ from verifier.analysis.protocol.common import (
     is_ml_text,
     leaf,
     own_statements,
+    per_node,
     python_paths,
     target_names,
     text_of,
@@ -197,7 +198,8 @@ class _Analyzer:
         self.statements = 0
         self._seen_events: set[tuple] = set()
         # Per-node facts that do not depend on the taint environment, worked out on the first visit (a loop body
-        # is walked twice, a function once per distinct argument taint): node id -> (node, ..., facts).
+        # is walked twice, a function once per distinct argument taint): node id -> (node, facts), common.per_node;
+        # a template also keeps the file it was read in (its origins name that file), so it has its own check.
         self._templates: dict[int, tuple] = {}
         self._fits_below: dict[int, tuple] = {}
         self._roots_below: dict[int, tuple] = {}
@@ -507,9 +509,10 @@ class _Analyzer:
     def _fit_facts(self, value, view) -> tuple:
         """The statistics calls below ``value`` with each input and its chain, in walk order: what
         :meth:`track_fit` looks at first, fixed per node."""
-        known = self._fits_below.get(id(value))
-        if known is not None and known[0] is value:
-            return known[1]
+        return per_node(self._fits_below, value, lambda: self._stats_inputs(value, view))
+
+    def _stats_inputs(self, value, view) -> tuple:
+        """What :meth:`_fit_facts` keeps for ``value``, worked out on its first visit."""
         stats_inputs = []
         for sub in self._calls_in(value, view):
             func = sub.func
@@ -529,16 +532,11 @@ class _Analyzer:
                 if not root or "()" in root:
                     continue
                 stats_inputs.append((sub, callee, inp, root))
-        facts = tuple(stats_inputs)
-        self._fits_below[id(value)] = (value, facts)
-        return facts
+        return tuple(stats_inputs)
 
     def _roots_of(self, value) -> tuple[str, ...]:
         """The sorted chains ``value`` reads, fixed per node."""
-        known = self._roots_below.get(id(value))
-        if known is None or known[0] is not value:
-            known = self._roots_below[id(value)] = (value, tuple(sorted(_roots(value))))
-        return known[1]
+        return per_node(self._roots_below, value, lambda: tuple(sorted(_roots(value))))
 
     def check_split_input(self, inputs, fitted, view, node, qual) -> None:
         for inp in inputs:
@@ -559,14 +557,14 @@ class _Analyzer:
         """The calls of an expression in ``ast.walk`` order."""
         return self._template(node, view)[3]
 
+    def _call_fact(self, node: ast.Call) -> tuple:
+        """(dotted name, leaf, argument nodes, inert): what :meth:`call` reads of a call whatever the taint."""
+        name = dotted(node.func) or ""
+        callee = leaf(name)
+        return name, callee, list(node.args) + [kw.value for kw in node.keywords], self._inert(name, callee)
+
     def call(self, node: ast.Call, env, view, qual, depth) -> None:
-        known = self._call_facts.get(id(node))
-        if known is None or known[0] is not node:
-            name = dotted(node.func) or ""
-            callee = leaf(name)
-            known = self._call_facts[id(node)] = (node, name, callee, list(node.args) + [kw.value for kw in node.keywords],
-                                                  self._inert(name, callee))
-        _, name, callee, arg_nodes, inert = known
+        name, callee, arg_nodes, inert = per_node(self._call_facts, node, lambda: self._call_fact(node))
         if inert:
             return
         arg_kinds: Taint = {}
@@ -661,10 +659,7 @@ class _Analyzer:
 
     def selection_if(self, stmt: ast.If, env, view, qual) -> None:
         test = stmt.test
-        known = self._selection_ifs.get(id(stmt))
-        if known is None or known[0] is not stmt:
-            known = self._selection_ifs[id(stmt)] = (stmt, _selection_if_action(stmt))
-        action = known[1]
+        action = per_node(self._selection_ifs, stmt, lambda: _selection_if_action(stmt))
         if action is None:
             return
         kinds = self.kinds_of(test, env, view)

@@ -19,6 +19,7 @@ from verifier.analysis.protocol.common import (
     FileView,
     dotted,
     leaf,
+    per_node,
     text_of,
     views_mentioning,
     walk_list,
@@ -170,11 +171,8 @@ def assigned_before(ctx, body: list[ast.stmt], name: str, before: int) -> ast.ex
     if not body:
         return None
     tables: dict[int, tuple[list, dict]] = ctx.memo("protocol.values.assignments", dict)
-    known = tables.get(id(body))
-    if known is None or known[0] is not body:
-        known = tables[id(body)] = (body, _assignment_table(body))
     found = None
-    for line, value in known[1].get(name, ()):
+    for line, value in per_node(tables, body, lambda: _assignment_table(body)).get(name, ()):
         if line < before:
             found = value
     return found
