@@ -644,10 +644,9 @@ def scheme_calls(scheme: str) -> str:
         return ""
     torch_apis = [f"torch.nn.init.{leaf}" for leaf, entry in (table.get("functions") or {}).items()
                   if leaf.endswith("_") and "_tf_" not in leaf and (entry or {}).get("scheme") == scheme]
-    if scheme == "trunc_normal":  # timm's, and the repo copies of it DiT and friends call by bare name
-        torch_apis += ["timm.layers.trunc_normal_", "timm.layers.trunc_normal_tf_", "timm.models.layers.trunc_normal_", "trunc_normal_"]
+    torch_apis += [str(api) for api in (table.get("scheme_call_extras") or {}).get(scheme) or []]
     flax_apis = [f"{space}.{leaf}" for leaf, entry in (table.get("flax") or {}).items() if (entry or {}).get("scheme") == scheme
-                 for space in ("jax.nn.initializers", "flax.linen.initializers")]
+                 for space in table.get("scheme_call_flax_namespaces") or []]
     return " | ".join(dict.fromkeys(torch_apis + flax_apis))
 
 
