@@ -441,3 +441,39 @@ def test_words_saying_how_a_listed_series_runs_restate_the_list():
 def test_the_same_words_after_one_value_are_left_for_the_judge():
     result = compiled("dropout 0.1, with deeper layers more strongly regularised")
     assert [f.outcome for f in result.fragments] == ["typed", "leftover"] and result.coverage == "partial"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a value outside the range the parameter can take is not that parameter
+        ("MC dropout: dropout p = 0.1 in every layer, T = 50 stochastic forward passes at test time", [("dropout", 0.1)]),
+        ("dropout 50", []),
+        # a release year is part of the data's name
+        ("trained on ImageNet 2012 for 90 epochs", [("epochs", 90)]),
+        ("5-fold cross-validation on the BraTS 2021 training cases", []),
+        # a length of time is no clip range, no class count
+        ("a 3-second reference clip", []),
+        ("clip 0.2", [("clip_range", 0.2)]),
+        # Adam's pair written with β, a tuple of symbols set at once, a mel band's edges
+        ("Adam with lr 0.002 and β = (0, 0.99), batch size 32", [("betas", [0, 0.99]), ("learning_rate", 0.002), ("minibatch_size", 32)]),
+        ("AdamW with β=(0.8, 0.99) and weight decay 0.01", [("betas", [0.8, 0.99]), ("weight_decay", 0.01)]),
+        ("the VAE uses β = 4", [("beta_kl", 4)]),
+        ("DP-SGD with (ε, δ) = (8, 10^-5)", [("target_epsilon", 8), ("target_delta", 1e-05)]),
+        ("mel spectrograms between 0 and 8 kHz", [("fmin", 0), ("fmax", 8000)]),
+        ("audio at 16 kHz", [("sample_rate", 16000)]),
+        ("test images are resized to 256 and center-cropped to 224", [("resize_size", 256), ("image_size", 224)]),
+        # the words around a symbol or a shared word say which parameter it is
+        ("temperature T = 4, α = 0.9 on the soft-target term", [("temperature", 4), ("kd_alpha", 0.9)]),
+        ("SGD with lr 0.1, momentum 0.9 and weight decay 1e-4 from a ResNet-34 teacher",
+         [("learning_rate", 0.1), ("momentum", 0.9), ("weight_decay", 0.0001)]),
+        ("differential privacy with ε = 8 and δ = 1e-5", [("target_epsilon", 8), ("target_delta", 1e-05)]),
+    ],
+)
+def test_settings_other_papers_write_are_named_and_nothing_else_is(text, expected):
+    assert values(text) == expected
+
+
+def test_a_value_refused_by_its_range_says_why():
+    (fragment,) = compiled("dropout 50").fragments
+    assert (fragment.outcome, fragment.reason) == ("leftover", "50 is outside the range of dropout [0, 1]: not that parameter")

@@ -149,7 +149,25 @@ _PCT_SPLIT_RE = re.compile(r"(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:for\s+)?(?P<part>tr
 # "Adam betas (0.9, 0.999)", "betas of 0.9 and 0.95": Adam's pair, one value (a lone number read after "betas"
 # would be half of it)
 _BETA_PAIR = re.compile(
-    r"\bbetas\s*(?:=|:|of)?\s*(?P<open>[(\[])?\s*(?P<b1>0?\.\d+)\s*(?:,|and)\s*(?P<b2>0?\.\d+)\s*(?(open)[)\]])",
+    r"(?:\bbetas|\(\s*(?:β|beta)_?1\s*,\s*(?:β|beta)_?2\s*\)|(?<=adam)\s+(?:β|beta)|(?<=adamw)\s+(?:β|beta)|(?:β|\bbeta)(?=\s*=\s*\())"
+    r"\s*(?:=|:|of)?\s*(?P<open>[(\[])?\s*(?P<b1>0?\.\d+|0)\s*(?:,|and)\s*(?P<b2>0?\.\d+)\s*(?(open)[)\]])",
+    re.IGNORECASE,
+)
+_OPTIMIZER_WORDS = re.compile(r"\b(?:adam\w*|lamb|lion|optimi[sz]er)\b", re.IGNORECASE)
+# "(ε, δ) = (8, 1e-5)": two symbols set at once, each its own setting
+_TUPLE_ASSIGNMENT = re.compile(
+    r"\(\s*(?P<names>[^\W\d]\w{0,6}(?:\s*,\s*[^\W\d]\w{0,6}){1,3})\s*\)\s*=\s*\(\s*(?P<values>"
+    r"[-+]?[\d.]+(?:e-?\d+|\^-?\d+)?(?:\s*,\s*[-+]?[\d.]+(?:e-?\d+|\^-?\d+)?){1,3})\s*\)",
+    re.IGNORECASE,
+)
+_RESIZE_THEN_CROP = re.compile(
+    r"\bresized?\s+(?:to\s+)?(?P<resize>\d{2,4})(?:\s*(?:px|pixels))?\s*(?:,\s*|\s+)(?:and\s+|then\s+)?"
+    r"(?:(?:center|centre)[- ]?)?crop(?:ped)?\s+(?:to\s+)?(?P<crop>\d{2,4})\b",
+    re.IGNORECASE,
+)
+# "mel filterbank between 0 and 8 kHz": a band's two edges, not two sampling rates
+_FREQUENCY_BAND = re.compile(
+    r"(?:between|from)\s+(?P<low>\d+(?:\.\d+)?)\s*(?P<lowunit>k?Hz)?\s+(?:and|to)\s+(?P<high>\d+(?:\.\d+)?)\s*(?P<unit>k?Hz)\b",
     re.IGNORECASE,
 )
 # "linear β schedule from 1e-4 to 0.02": a diffusion noise schedule's two ends (a bare "beta from 0.1 to 20" may be
@@ -159,6 +177,24 @@ _BETA_RANGE = re.compile(
     r"(?:from|between)\s+(?P<start>\d+(?:\.\d+)?(?:e-?\d+)?)\s+(?:to|and)\s+(?P<end>\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.])",
     re.IGNORECASE,
 )
+def _blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _split_tuple_assignments(body: str) -> str:
+    """"(ε, δ) = (8, 1e-5)" as "ε = 8, δ = 1e-5", padded to the same length (offsets still hold)."""
+    def split(m: re.Match) -> str:
+        names = [n.strip() for n in m.group("names").split(",")]
+        values = [re.sub(r"^10\^(-?\d+)$", r"1e\1", v.strip()) for v in m.group("values").split(",")]
+        if len(names) != len(values):
+            return m.group(0)
+        written = ", ".join(f"{n} = {v}" for n, v in zip(names, values))
+        return written.ljust(len(m.group(0))) if len(written) <= len(m.group(0)) else m.group(0)
+    return _TUPLE_ASSIGNMENT.sub(split, body)
+
+
 def _number(raw: str) -> int | float:
     value = float(raw)
     return int(value) if value.is_integer() and "e" not in raw.lower() and "." not in raw else value
@@ -323,6 +359,7 @@ class _Builder:
     label: str = ""
     fragment: str = ""
     ambiguous: list[str] = field(default_factory=list)
+    out_of_range: list[str] = field(default_factory=list)  # values refused by the range of the name they were given
     unchecked: list[str] = field(default_factory=list)  # qualifiers a check made from the fragment leaves out
     lead_name: str | None = None  # "Target risk threshold; ... = 0.4": the claim's first words name its value
     lead_value: Any = None  # ... and that value, stated last
@@ -374,11 +411,28 @@ class _Builder:
                 kept = [n for n in check.names or [] if lexicon.get(n.lower().replace("-", "_"), name) == name]
                 if kept != (check.names or []):
                     check = check.model_copy(update={"names": kept or None})
+        if isinstance(check, ValueCheck) and check.name and not _is_symbol(check.name) and (outside := _outside_range(check)):
+            self.out_of_range.append(outside)
+            return -1
         key = repr(sorted(check.model_dump(by_alias=True, exclude_none=True).items(), key=lambda kv: kv[0]))
         if key not in self.keys:
             self.keys[key] = len(self.checks)
             self.checks.append(check)
         return self.keys[key]
+
+
+def _outside_range(check: ValueCheck) -> str:
+    """"'50' is outside dropout's [0, 1]" when a value cannot be the parameter it was named after (rules/lexicon.yaml
+    ``range``): "dropout p = 0.1, T = 50 passes" must not check 50 as a dropout; "" when it can."""
+    canonical = terms.lexicon_index().get(check.name.lower().replace("-", "_"), check.name)
+    bounds = terms.value_range(canonical)
+    values = check.expect if isinstance(check.expect, list) else [check.expect] if check.expect is not None else list(check.sweep or [])
+    numeric = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if bounds is None or not numeric:
+        return ""
+    low, high = bounds
+    bad = next((v for v in numeric if not low <= v <= high), None)
+    return "" if bad is None else f"{bad:g} is outside the range of {canonical} [{low:g}, {high:g}]: not that parameter"
 
 
 _INTERVAL_SUFFIXES = ("_range", "_domain", "_bounds")
@@ -1106,6 +1160,10 @@ def _gloss_first(masked: str) -> str:
     return masked[:lead] + head.ljust(width) + masked[lead + match.start("rest") :]
 
 
+_DURATION_UNIT = re.compile(r"(?:\s*|-)(?:s|secs?|seconds?|ms|milliseconds?|mins?|minutes?|hours?|hrs?|h)\b", re.IGNORECASE)
+_DURATION_NAME = re.compile(r"sec|second|duration|time|_ms$|_s$|interval|window|hop|win_|length_ms|period|delay|timeout", re.IGNORECASE)
+
+
 def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[int], list[str]]:
     """Numbers named by a phrase before them ("batch size 256"), a unit after them ("150K steps"), or the
     label of a fragment that is only a number ("Batch size varies per task: 30 (CoLA)")."""
@@ -1150,6 +1208,9 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         if re.search(r"\b(?:per|every)\s*$|\$\s*$", before):
             last_end = q.end
             continue  # "per 1M tokens", "every 1,000 steps", "$5.00": a rate, an interval or a price
+        if isinstance(q.value, int) and 1990 <= q.value <= 2035 and q.raw.isdigit() and re.search(r"(?<![\w-])[A-Z][A-Za-z0-9\-]{2,}\s*$", before):
+            last_end = q.end
+            continue  # "BraTS 2021", "ImageNet 2012", "COCO 2017": the release's year, part of the name
         length_of = re.search(r"\b(?P<noun>[a-z]{3,})\s+of\s+length\s*$", before)
         if length_of and isinstance(q.value, int):  # "trajectories of length 4", "sequences of length 512"
             noun = length_of.group("noun")
@@ -1197,7 +1258,8 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             continue  # "decayed at 60K and 80K iterations": when, not how long
         if name is None and shape and _square_image_size(q.value, before, b.claim):
             name = "image_size"  # "80 frames at 256×256": the frames' (square) size
-        if name is None and q.unit in ("khz", "hz") and not q.percent:  # "16 kHz audio": the sampling rate, in Hz
+        banded = re.search(r"\b(?:between|from)\s+[\d.]+\s*(?:k?hz)?\s+(?:and|to)\s*$", body[: q.start], re.IGNORECASE)
+        if name is None and q.unit in ("khz", "hz") and not q.percent and not banded:  # "16 kHz audio": the sampling rate, in Hz
             q = dataclasses.replace(q, value=numbers.to_number(q.value * (1000 if q.unit == "khz" else 1)))
             name = "sample_rate"
         if name is None and _PART_OF.search(before):
@@ -1274,6 +1336,8 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         if name is None and i == 0 and b.previous_name and re.fullmatch(r"\s*(?:for|in|on)\b[^\d]*", body[q.end :]) and not body[: q.start].strip():
             name = b.previous_name  # "2x10^3 samples for ODE1, 1x10^3 for PDE3": the same quantity, another case
         last_end = q.end
+        if name is not None and _DURATION_UNIT.match(after if not q.unit else f" {q.unit}") and not _DURATION_NAME.search(name):
+            name = None  # "a 3-second reference clip", "1 s clips": a length of time, not the clip range nor a class count
         if name is None and re.match(r"\s*(?:and|or)\s+[-+]?\d", after):
             pending.append(q)  # "500 and 100 samples": named with the number after it
             continue
@@ -1431,7 +1495,7 @@ def _label_phrase(label: str) -> tuple[str, int, int] | None:
 
 
 _INLINE_RE = re.compile(
-    r"(?<![\w.{^_\-+*/])(?P<key>[A-Za-z][\w']*)\s*(?:=|∈)\s*(?P<val>[\[{][^\]}]*[\]}]|[-+−]?(?:\d{1,3}(?:,\d{3})+(?!\d)|[\d.]+)(?:[eE][-+−]?\d+)?(?:\s*[x×]\s*10\^?-?\d+)?(?:/\d+(?:\.\d+)?)?[kKMB%]?)(?![\w.])(?!\s+if\b)"
+    r"(?<![\w.{^_\-+*/])(?P<key>[A-Za-zα-ωΑ-Ω][\w']*)\s*(?:=|∈)\s*(?P<val>[\[{][^\]}]*[\]}]|[-+−]?(?:\d{1,3}(?:,\d{3})+(?!\d)|[\d.]+)(?:[eE][-+−]?\d+)?(?:\s*[x×]\s*10\^?-?\d+)?(?:/\d+(?:\.\d+)?)?[kKMB%]?)(?![\w.])(?!\s+if\b)"
     r"(?!\s*[*/^·]\s*[A-Za-z(\\])"  # "KL = -0.5 * sum(...)": the coefficient of an expression, not a value
     r"(?!\s*(?:\.\.|…|,\s*(?:\.\.\.|…)|to\s+[-\d]))"  # "k = 0 .. L-1", "lr = 1e-4 to 1e-3": a range's start
 )
@@ -1458,12 +1522,17 @@ def _inline_assignments(text: str, b: _Builder) -> tuple[list[int], str]:
             key = terms.canonical_name(compound, b.aliases) or terms.identifier(compound).lower()
         spelled = _spelled_symbol(key, previous, text[match.end() :]) if _is_symbol(key) else None
         name = _name_for(key, b.aliases, label=context)
+        canonical = set(terms.lexicon_index().values())
+        if not key.isascii() and name is not None and terms.lexicon_index().get(name.lower()) not in canonical and (
+            terms.name_in_context(name, b.fragment, b.claim) not in canonical
+        ):
+            name = None  # "λ = 5e-4": the letter itself names nothing; "δ = 1e-5" of DP names target_delta
         if spelled:  # "Mixup α = 0.8", "T = 1000 diffusion steps": the words around the symbol name it
             names = [n for n in _symbol_names(key) if n != spelled]
             made.append(b.add(ValueCheck(name=spelled, names=names or None, **_expectation(value))))
         elif name is not None:
             made.append(b.add(_value_check(name, value)))
-        elif _is_symbol(key):
+        elif _is_symbol(key) and key.isascii():  # a Greek key is read here only when the words name it ("δ" of DP)
             made.append(b.add(_symbol_check(key, value, before=context)))
         else:
             continue
@@ -1792,10 +1861,22 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
         if found.call:  # "ᾱ_k = ∏_{i=1}^{k} α_i": a cumprod, checked as the call
             return [b.add(CallCheck(target=found.call))], ""
         return [], f"formula not translated: {found.reason}"
+    if _SIGMA_APPLIED.search(found.latex or found.expect or "") and _SIGMA_NOT_SIGMOID.search(b.claim):
+        # "AdaIN = σ(y) (x − μ(x)) / σ(x) + μ(y), where μ and σ are the mean and standard deviation": σ applied to an
+        # argument is read as the sigmoid, which this claim says it is not
+        return [], "formula not translated: σ(·) is a standard deviation here, not the sigmoid the reader takes it for"
     # "θ ← θ − η g": the check says which variable gets the new value, as a user writes it (`expect: "θ <- ..."`)
     expect = f"{found.update} <- {found.expect}" if found.expect and found.update and found.update_arrow else found.expect
     check = FormulaCheck(expect=expect, latex=found.latex, integral=list(found.integral), assume=dict(found.assume))
     return [b.add(check)], f"the formula is typed, not its condition '{found.unchecked}'" if found.unchecked else ""
+
+
+_SIGMA_APPLIED = re.compile(r"(?:\\sigma|σ|\bsigma)\s*\(")
+_SIGMA_NOT_SIGMOID = re.compile(
+    r"(?:\\sigma|σ|\bsigma)\b[^.;]{0,60}?\b(?:standard deviations?|std|spread)\b|"
+    r"\b(?:mean|μ|\\mu)\s+and\s+(?:standard deviation|std)\b",
+    re.IGNORECASE,
+)
 
 
 _DATA_STAT_RE = re.compile(
@@ -1911,7 +1992,7 @@ def _fragment(
     text: str, dimension: Dimension, b: _Builder, formulas_only: bool = False, claim_label: str = ""
 ) -> Fragment:
     body = text.strip()
-    b.fragment, b.ambiguous, b.unchecked, b.api_notes = body, [], [], []
+    b.fragment, b.ambiguous, b.unchecked, b.api_notes, b.out_of_range = body, [], [], [], []
     label_text = claim_label
     names_text = ""
     label = _LABEL_RE.match(body)
@@ -1929,8 +2010,20 @@ def _fragment(
     split_counts, body = _split_counts(body, b, label_text or "")
     split_counts += [b.add(_value_check("kernel_size", int(m.group("n")))) for m in _SQUARE_KERNEL.finditer(body)]
     body = _SQUARE_KERNEL.sub(lambda m: " " * len(m.group(0)), body)
-    split_counts += [b.add(_value_check("betas", [float(m.group("b1")), float(m.group("b2"))])) for m in _BETA_PAIR.finditer(body)]
-    body = _BETA_PAIR.sub(lambda m: " " * len(m.group(0)), body)
+    pairs = [m for m in _BETA_PAIR.finditer(body) if "betas" in m.group(0).lower() or _OPTIMIZER_WORDS.search(b.claim)]
+    split_counts += [b.add(_value_check("betas", [_number(m.group("b1")), _number(m.group("b2"))])) for m in pairs]
+    body = _blank_spans(body, [m.span() for m in pairs])
+    body = _split_tuple_assignments(body)
+    for m in _RESIZE_THEN_CROP.finditer(body):  # "resized to 256 and center-cropped to 224": eval-time sizes
+        split_counts += [b.add(_value_check("resize_size", int(m.group("resize")))), b.add(_value_check("image_size", int(m.group("crop"))))]
+    body = _blank_spans(body, [m.span() for m in _RESIZE_THEN_CROP.finditer(body)])
+    bands = [m for m in _FREQUENCY_BAND.finditer(body) if re.search(r"\b(?:mel|filterbank|filter bank|spectrogram|band|frequenc\w*)", b.claim, re.IGNORECASE)]
+    for m in bands:
+        scale = 1000 if m.group("unit").lower() == "khz" else 1
+        low_scale = scale if not m.group("lowunit") else (1000 if m.group("lowunit").lower() == "khz" else 1)
+        split_counts += [b.add(_value_check("fmin", numbers.to_number(float(m.group("low")) * low_scale))),
+                         b.add(_value_check("fmax", numbers.to_number(float(m.group("high")) * scale)))]
+    body = _blank_spans(body, [m.span() for m in bands])
     for m in _BETA_RANGE.finditer(body):
         split_counts += [b.add(_value_check("beta_start", _number(m.group("start")))), b.add(_value_check("beta_end", _number(m.group("end"))))]
     body = _BETA_RANGE.sub(lambda m: m.group(0)[: m.start("start") - m.start()].replace("from", "    ").replace("between", "       ")
@@ -2035,6 +2128,8 @@ def _fragment(
         made, reason = _lead_value_fragment(body, masked, b, made, reason)
     if b.ambiguous and not reason:
         reason = f"'{b.ambiguous[0]}' is ambiguous here (no context word says which parameter it is)"
+    if b.out_of_range and (not reason or reason.startswith("number(s)")):
+        reason = b.out_of_range[0]
     if b.unchecked and not reason:
         reason = f"the metric is typed, not its qualifier '{b.unchecked[0]}'"
     if b.api_notes and not reason:

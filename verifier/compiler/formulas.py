@@ -937,6 +937,16 @@ def latex_of(text: str) -> str:
     return text.strip().strip("$").strip()
 
 
+def _latex_prose_words(body: str) -> list[str]:
+    r"""English words of a LaTeX segment outside commands, their arguments and sub/superscripts (``L_{Dice}``,
+    ``\text{softmax}`` are names)."""
+    bare = re.sub(r"\\[A-Za-z]+\s*(?:\{[^{}]*\})?|[_^]\{[^{}]*\}|[_^]\w+", " ", body)
+    return [w for w in re.findall(r"(?<![\w\\])[A-Za-z]{3,}(?![\w(])", bare) if w.lower() not in _LATEX_FUNCTION_WORDS]
+
+
+_LATEX_FUNCTION_WORDS = frozenset("exp log sin cos tan max min sum mean softmax sigmoid relu tanh std var".split())
+
+
 _PROSE_CUT = re.compile(
     r":\s|\s[—–]\s|\s#|\s(?:where|with|for|when|if|otherwise|i\.e\.|e\.g\.|during|via|using|and|which|is|are|as|in|on|per|to)\s",
 )
@@ -988,6 +998,10 @@ def find_formula(segment: str) -> FormulaFind | None:
     if _LATEX_CMD.search(segment):
         lhs, sep, rhs = segment.partition("=")
         body = latex_of(rhs if sep else segment)
+        if len(_latex_prose_words(body)) >= 3:
+            # "where \mu and \sigma are the channel-wise mean ...": a sentence with symbols in it, which the
+            # parser would read as a product of letters
+            return None if not sep else FormulaFind(lhs.strip(), None, None, (), "mixes prose into the expression")
         reason = paper_side_problem(None, body)
         if reason:
             return FormulaFind(lhs.strip() if sep else "", None, None, (), reason)

@@ -44,6 +44,14 @@ def lexicon_apis() -> dict[str, frozenset[str]]:
 
 
 @functools.cache
+def value_range(canonical: str) -> tuple[float, float] | None:
+    """The values ``canonical`` can take (rules/lexicon.yaml ``range``), None when any."""
+    entry = _load("lexicon.yaml").get(canonical)
+    bounds = entry.get("range") if isinstance(entry, dict) else None
+    return (float(bounds[0]), float(bounds[1])) if isinstance(bounds, list) and len(bounds) == 2 else None
+
+
+@functools.cache
 def weak_owners() -> dict[str, tuple[str, ...]]:
     """A weak spelling (``r``, ``alpha``) -> the canonical names that own it, sorted."""
     out: dict[str, list[str]] = {}
