@@ -477,3 +477,14 @@ def test_settings_other_papers_write_are_named_and_nothing_else_is(text, expecte
 def test_a_value_refused_by_its_range_says_why():
     (fragment,) = compiled("dropout 50").fragments
     assert (fragment.outcome, fragment.reason) == ("leftover", "50 is outside the range of dropout [0, 1]: not that parameter")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("k = 20 nearest neighbours for the dynamic graph", [("num_neighbors", 20)]),
+        ("LightGCN: K = 3 propagation layers", [("num_layers", 3)]),
+    ],
+)
+def test_a_symbol_is_named_by_the_words_after_it(text, expected):
+    assert values(text) == expected

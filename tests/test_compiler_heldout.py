@@ -187,10 +187,11 @@ def test_heldout_measurement_counts_right_wrong_and_missed_pairs(tmp_path):
     assert (totals["protocol"], totals["protocol_right"], totals["protocol_expected"], totals["protocol_found"]) == (4, 4, 5, 4)
 
 
-def test_heldout_file_is_well_formed():
+@pytest.mark.parametrize("name", ["claims_heldout.yaml", "claims_heldout2.yaml"])
+def test_heldout_file_is_well_formed(name):
     import yaml
 
-    entries = yaml.safe_load((ROOT / "bench" / "data" / "claims_heldout.yaml").read_text())["claims"]
+    entries = yaml.safe_load((ROOT / "bench" / "data" / name).read_text())["claims"]
     assert len(entries) >= 60
     assert len({e["id"] for e in entries}) == len(entries)
     assert all(e["dimension"] in ("D1", "D2", "D3") and e["claim"] for e in entries)

@@ -524,3 +524,23 @@ def test_heading_that_states_more_than_the_claim_stays_with_the_judge():
     result = compiled("Ablation: frozen backbone. The backbone is trained on CIFAR-10 for 100 epochs.")
     assert outcomes(result)[0][1] == "leftover"
     assert baseline_name("x1e4") is None and baseline_name("c3p128") is None and baseline_name("word2vec") == "word2vec"
+
+
+@pytest.mark.parametrize(
+    ("claim", "datasets"),
+    [
+        ("Few-shot evaluation on miniImageNet and tieredImageNet, 5-way", ["miniImageNet", "tieredImageNet"]),
+        ("Scene-text recognition trained on MJSynth and SynthText, tested on IIIT5K, IC13 and IC15", ["MJSynth", "SynthText", "IIIT5K", "IC13", "IC15"]),
+        ("Property prediction on the MoleculeNet tasks BBBP, Tox21 and ClinTox", ["MoleculeNet", "BBBP", "Tox21", "ClinTox"]),
+        ("Federated learning on FEMNIST and Shakespeare", ["FEMNIST", "Shakespeare"]),
+        ("Multi-agent evaluation on SMAC maps", ["SMAC"]),
+    ],
+)
+def test_benchmarks_of_other_areas_are_dataset_checks(claim, datasets):
+    checks = compile_claim(SAU(id="d-D3-001", dimension="D3", claim=claim)).checks
+    assert [c.expect for c in checks if getattr(c, "rule", None) == "dataset"] == datasets
+
+
+def test_a_common_word_is_not_read_as_a_benchmark():
+    checks = compile_claim(SAU(id="d-D3-001", dimension="D3", claim="Leaf nodes are split while the fever score drops")).checks
+    assert not [c for c in checks if getattr(c, "rule", None) == "dataset"]

@@ -6,13 +6,14 @@ One index serves all claims; every check runs inside a guard so an internal fail
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from verifier.checks import UNAVAILABLE, Context, Options, checker_for, validate_check
 from verifier.index.build import build_index
 from verifier.index.repo import RepoIndex
-from verifier.results import CheckResult, Report, Verdict
+from verifier.results import CheckResult, Report, Status, Verdict
 from verifier.scoring import aggregate, combine, merged_evidence
 from verifier.spec.load import find_spec, load_spec
 from verifier.spec.model import SAU, LoadedSpec
@@ -143,7 +144,8 @@ def evaluate_compiled(sau: SAU, ctx: Context) -> Verdict:
         compiled = None
         results, leftover = [], [f"{sau.claim[:80]}: claim compiler failed ({type(exc).__name__}: {exc})"]
     if compiled is not None:
-        results, leftover = [run_check(c, ctx) for c in compiled.checks], compiled.leftover
+        results = [_undecided_if_guessed(c, run_check(c, ctx), sau.claim or "", ctx.aliases) for c in compiled.checks]
+        leftover = compiled.leftover
     claim = aggregate_claim(results, leftover)
     kinds = sorted({r.kind for r in results}) or ["claim"]
     return Verdict(
@@ -159,6 +161,26 @@ def evaluate_compiled(sau: SAU, ctx: Context) -> Verdict:
         weight=sau.weight,
         claim=sau.claim,
         accepted_deviation=(sau.deviation.reason or "accepted") if sau.deviation and sau.deviation.accepted else None,
+    )
+
+
+def _undecided_if_guessed(check, result, claim: str, aliases) -> Any:
+    """A value the compiler named from the claim's own words ("50 demonstrations" -> num_demonstrations), not
+    from the lexicon nor from a code name the claim writes, that binds nothing: the repo may call it anything, so
+    the value is undecided (the judge's), not absent. A lexicon name that binds nothing stays missing."""
+    from verifier.compiler import terms
+
+    if check.kind != "value" or result.status is not Status.missing or not result.message.startswith("no binding of"):
+        return result
+    names = check.all_names()
+    lexicon = terms.lexicon_index()
+    if any(lexicon.get(n.lower().replace("-", "_")) for n in names) or any(n in (aliases or {}) for n in names):
+        return result
+    if any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", claim) for n in names if "_" in n):
+        return result  # written as code in the claim ("num_rollouts=20"): the repo's own name
+    return CheckResult.unverified(
+        result.kind, f"{result.message}: a name made from the claim's words, not a known parameter's, so undecided",
+        result.evidence, **result.details,
     )
 
 

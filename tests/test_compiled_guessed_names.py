@@ -1,0 +1,63 @@
+"""A compiled value whose name the compiler made from the claim's words binds nothing: undecided, not absent.
+
+"50 demonstrations per task" compiles to `num_demonstrations`; a faithful repo may call it `n_demos`. Scoring
+it 0 would punish the compiler's guess, so it is left for the judge. A lexicon name that binds nothing ("batch
+size 64" with no batch size anywhere) and a name the claim writes as code stay missing."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from verifier.compiler import compile_claim
+from verifier.engine import run_repo
+from verifier.spec.model import SAU
+
+TRAIN = """import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--n_demos", type=int, default=50)
+parser.add_argument("--lr", type=float, default=1e-4)
+args = parser.parse_args()
+"""
+
+
+def _verdict(tmp_path, claim: str):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "train.py").write_text(TRAIN)
+    spec = {"version": 1, "paper": {"id": "g"}, "saus": [{"id": "g-D1-001", "dimension": "numerical", "claim": claim}]}
+    (repo / "sau.yaml").write_text(yaml.safe_dump(spec))
+    (verdict,) = run_repo(repo, use_cache=False).verdicts
+    return verdict
+
+
+def test_the_claim_compiles_to_a_name_of_its_own_words():
+    (check,) = compile_claim(SAU(id="g-D1-001", dimension="D1", claim="50 demonstrations per task")).checks
+    assert (check.kind, check.name, check.expect) == ("value", "num_demonstrations", 50)
+
+
+def test_a_guessed_name_that_binds_nothing_is_undecided(tmp_path):
+    verdict = _verdict(tmp_path, "50 demonstrations per task")
+    assert (verdict.status.value, verdict.score) == ("unverified", None)
+    assert "a name made from the claim's words" in verdict.checks[0].message
+    assert verdict.evidence == ()
+
+
+@pytest.mark.parametrize(
+    ("claim", "message"),
+    [
+        ("batch size 64", "no binding of minibatch_size"),  # the lexicon's parameter, absent: a real omission
+        ("num_demonstrations = 50", "no binding of num_demonstrations"),  # the claim names the code
+    ],
+)
+def test_a_known_or_written_name_that_binds_nothing_is_missing(tmp_path, claim, message):
+    verdict = _verdict(tmp_path, claim)
+    assert (verdict.status.value, verdict.score) == ("missing", 0.0)
+    assert verdict.checks[0].message.startswith(message)
+
+
+def test_a_known_name_still_decides(tmp_path):
+    verdict = _verdict(tmp_path, "learning rate 1e-4")
+    assert (verdict.status.value, verdict.score) == ("pass", 1.0)
+    assert [(e.file, e.line) for e in verdict.evidence][:1] == [("train.py", 5)]
