@@ -488,3 +488,46 @@ def test_a_value_refused_by_its_range_says_why():
 )
 def test_a_symbol_is_named_by_the_words_after_it(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("MAML, 5-way 1-shot", [("num_ways", 5), ("num_shots", 1)]),
+        ("evaluated 5-way 1-shot and 5-shot", [("num_ways", 5), ("num_shots", ("sweep", [1, 5]))]),
+        ("documents split into 512-token chunks with a 64-token overlap", [("chunk_size", 512), ("chunk_overlap", 64)]),
+        ("top-10 retrieval", [("top_k", 10)]),
+        ("top-1 accuracy of 76.1", []),  # a metric, not a retrieval depth
+        ("clips of 16 frames with temporal stride 4", [("num_frames", 16), ("frame_stride", 4)]),
+        ("Adam lr 1e-4 decayed by 0.96 every 100K steps", [("lr_decay_rate", 0.96), ("lr_step_size", 100000), ("learning_rate", 0.0001)]),
+        ("learning rate 2e-4 decayed by a factor 0.999875 every epoch", [("lr_decay_rate", 0.999875), ("learning_rate", 0.0002)]),
+    ],
+)
+def test_settings_with_a_shape_of_their_own(text, expected):
+    assert values(text) == expected
+
+
+STEP = '''import torch
+
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size={every}, gamma={rate})
+'''
+
+
+@pytest.mark.parametrize(
+    ("every", "rate", "statuses"),
+    [("100000", "0.96", ["pass", "pass"]), ("100000", "0.5", ["partial", "pass"]), ("1000", "0.96", ["pass", "partial"])],
+)
+def test_a_step_decay_is_read_from_the_scheduler(tmp_path, every, rate, statuses):
+    from values_helpers import indexed_repo
+
+    from verifier.checks.base import Context
+    from verifier.checks.value import check_value
+    from verifier.spec.model import Spec
+
+    checks = [c for c in compiled("Adam lr 1e-4 decayed by 0.96 every 100K steps").checks if getattr(c, "name", None) in ("lr_decay_rate", "lr_step_size")]
+    ctx = Context(index=indexed_repo(tmp_path, {"train.py": STEP.format(every=every, rate=rate)}), spec=Spec())
+    results = [check_value(c, ctx) for c in checks]
+    assert [r.status.value for r in results] == statuses, [r.message for r in results]
+    assert all((e.file, e.line) == ("train.py", 5) for r in results for e in r.evidence[:1])

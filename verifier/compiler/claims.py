@@ -177,6 +177,73 @@ _BETA_RANGE = re.compile(
     r"(?:from|between)\s+(?P<start>\d+(?:\.\d+)?(?:e-?\d+)?)\s+(?:to|and)\s+(?P<end>\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.])",
     re.IGNORECASE,
 )
+def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
+    """Settings with a shape of their own, read before the general naming and blanked (same length) so their
+    numbers are not read twice: "3×3 convolutions", Adam's β pair, "(ε, δ) = (8, 1e-5)", "resized to 256 and
+    center-cropped to 224", a mel band, a β schedule's ends, "5-way 1-shot", "512-token chunks with a 64-token
+    overlap", "top-10 retrieval", a step decay ("decayed by 0.96 every 100K steps")."""
+    made = [b.add(_value_check("kernel_size", int(m.group("n")))) for m in _SQUARE_KERNEL.finditer(body)]
+    body = _SQUARE_KERNEL.sub(lambda m: " " * len(m.group(0)), body)
+    pairs = [m for m in _BETA_PAIR.finditer(body) if "betas" in m.group(0).lower() or _OPTIMIZER_WORDS.search(b.claim)]
+    made += [b.add(_value_check("betas", [_number(m.group("b1")), _number(m.group("b2"))])) for m in pairs]
+    body = _split_tuple_assignments(_blank_spans(body, [m.span() for m in pairs]))
+    crops = list(_RESIZE_THEN_CROP.finditer(body))
+    for m in crops:
+        made += [b.add(_value_check("resize_size", int(m.group("resize")))), b.add(_value_check("image_size", int(m.group("crop"))))]
+    body = _blank_spans(body, [m.span() for m in crops])
+    bands = [m for m in _FREQUENCY_BAND.finditer(body) if re.search(r"\b(?:mel|filterbank|filter bank|spectrogram|band|frequenc\w*)", b.claim, re.IGNORECASE)]
+    for m in bands:
+        scale = 1000 if m.group("unit").lower() == "khz" else 1
+        low_scale = scale if not m.group("lowunit") else (1000 if m.group("lowunit").lower() == "khz" else 1)
+        made += [b.add(_value_check("fmin", numbers.to_number(float(m.group("low")) * low_scale))),
+                 b.add(_value_check("fmax", numbers.to_number(float(m.group("high")) * scale)))]
+    body = _blank_spans(body, [m.span() for m in bands])
+    ends = list(_BETA_RANGE.finditer(body))
+    for m in ends:
+        made += [b.add(_value_check("beta_start", _number(m.group("start")))), b.add(_value_check("beta_end", _number(m.group("end"))))]
+    body = _blank_spans(body, [(m.start("start"), m.end()) for m in ends])
+    episodes = [(name, m) for name, regex in (("num_ways", _N_WAY), ("num_shots", _K_SHOT)) for m in regex.finditer(body)]
+    for name in ("num_ways", "num_shots"):
+        found = list(dict.fromkeys(int(m.group("n")) for n, m in episodes if n == name))
+        if found:  # "5-way 1-shot and 5-shot": the runs' shots
+            made.append(b.add(_value_check(name, found[0] if len(found) == 1 else Sweep(found))))
+    body = _blank_spans(body, [m.span() for _, m in episodes])
+    chunks = [(name, m) for name, regex in (("chunk_size", _TOKEN_CHUNKS), ("chunk_overlap", _TOKEN_OVERLAP)) for m in regex.finditer(body)]
+    made += [b.add(_value_check(name, int(m.group("n")))) for name, m in chunks]
+    body = _blank_spans(body, [m.span() for _, m in chunks])
+    retrieved = list(_TOP_RETRIEVED.finditer(body))
+    made += [b.add(_value_check("top_k", int(m.group("n")))) for m in retrieved]
+    body = _blank_spans(body, [m.span("n") for m in retrieved])
+    decays = list(_STEP_DECAY.finditer(body))
+    for m in decays:
+        made.append(b.add(_value_check("lr_decay_rate", _number(m.group("rate")))))
+        if m.group("every"):
+            every = numbers.parse_value(m.group("every"))
+            if isinstance(every, (int, float)) and not isinstance(every, bool):
+                made.append(b.add(_value_check("lr_step_size", every)))
+    body = _blank_spans(body, [m.span() for m in decays])
+    return made, body
+
+
+# "5-way 1-shot": a few-shot episode's classes and examples per class
+_N_WAY = re.compile(r"(?<![\w.])(?P<n>\d{1,4})-way\b", re.IGNORECASE)
+_K_SHOT = re.compile(r"(?<![\w.])(?P<n>\d{1,4})-shot\b(?!\s+(?:accuracy|performance|results?|prompt))", re.IGNORECASE)
+# "512-token chunks with a 64-token overlap": a retrieval corpus' chunking
+_TOKEN_CHUNKS = re.compile(r"(?<![\w.])(?P<n>\d{2,5})[- ](?:token|word)\s+(?:chunks?|passages?|segments?)\b", re.IGNORECASE)
+_TOKEN_OVERLAP = re.compile(r"(?<![\w.])(?P<n>\d{1,4})[- ](?:token|word)\s+overlap\b", re.IGNORECASE)
+# "top-10 retrieval", "the top-5 passages": how many are retrieved (never "top-1 accuracy", a metric)
+_TOP_RETRIEVED = re.compile(
+    r"\btop-(?P<n>\d{1,4})\s+(?:retriev\w*|passages?|documents?|docs|chunks?|candidates?|neighbou?rs|items?|results?)\b",
+    re.IGNORECASE,
+)
+# "lr 1e-4 decayed by 0.96 every 100K steps", "decayed by a factor 0.999875 every epoch": a step decay of the rate
+_STEP_DECAY = re.compile(
+    r"\bdecay(?:ed|s)?\s+by\s+(?:a\s+factor\s+(?:of\s+)?)?(?P<rate>0?\.\d+)\s+every\s+(?:(?P<every>\d+(?:\.\d+)?[kKM]?)\s+)?"
+    r"(?:steps?|iterations?|iters?|epochs?|updates?)\b",
+    re.IGNORECASE,
+)
+
+
 def _blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
     for start, end in spans:
         text = text[:start] + " " * (end - start) + text[end:]
@@ -2008,26 +2075,8 @@ def _fragment(
         # "Results: Table 2 for 7 representative models": where the paper reports its numbers, not a setting
         return Fragment(text, "context", "reported result: where the paper reports the outcome, not a code fact")
     split_counts, body = _split_counts(body, b, label_text or "")
-    split_counts += [b.add(_value_check("kernel_size", int(m.group("n")))) for m in _SQUARE_KERNEL.finditer(body)]
-    body = _SQUARE_KERNEL.sub(lambda m: " " * len(m.group(0)), body)
-    pairs = [m for m in _BETA_PAIR.finditer(body) if "betas" in m.group(0).lower() or _OPTIMIZER_WORDS.search(b.claim)]
-    split_counts += [b.add(_value_check("betas", [_number(m.group("b1")), _number(m.group("b2"))])) for m in pairs]
-    body = _blank_spans(body, [m.span() for m in pairs])
-    body = _split_tuple_assignments(body)
-    for m in _RESIZE_THEN_CROP.finditer(body):  # "resized to 256 and center-cropped to 224": eval-time sizes
-        split_counts += [b.add(_value_check("resize_size", int(m.group("resize")))), b.add(_value_check("image_size", int(m.group("crop"))))]
-    body = _blank_spans(body, [m.span() for m in _RESIZE_THEN_CROP.finditer(body)])
-    bands = [m for m in _FREQUENCY_BAND.finditer(body) if re.search(r"\b(?:mel|filterbank|filter bank|spectrogram|band|frequenc\w*)", b.claim, re.IGNORECASE)]
-    for m in bands:
-        scale = 1000 if m.group("unit").lower() == "khz" else 1
-        low_scale = scale if not m.group("lowunit") else (1000 if m.group("lowunit").lower() == "khz" else 1)
-        split_counts += [b.add(_value_check("fmin", numbers.to_number(float(m.group("low")) * low_scale))),
-                         b.add(_value_check("fmax", numbers.to_number(float(m.group("high")) * scale)))]
-    body = _blank_spans(body, [m.span() for m in bands])
-    for m in _BETA_RANGE.finditer(body):
-        split_counts += [b.add(_value_check("beta_start", _number(m.group("start")))), b.add(_value_check("beta_end", _number(m.group("end"))))]
-    body = _BETA_RANGE.sub(lambda m: m.group(0)[: m.start("start") - m.start()].replace("from", "    ").replace("between", "       ")
-                           + " " * (m.end() - m.start("start")), body)
+    written, body = _written_settings(body, b)
+    split_counts += written
     per_batch = split_counts + [b.add(_value_check("minibatch_size", int(m.group("n")))) for m in _PER_BATCH.finditer(body)]
     body = _PER_BATCH.sub(lambda m: " " * len(m.group(0)), body) if per_batch else body
     masked = _mask_formula_spans(_mask_model_names(context.mask(body)))
