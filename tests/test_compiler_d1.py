@@ -531,3 +531,28 @@ def test_a_step_decay_is_read_from_the_scheduler(tmp_path, every, rate, statuses
     results = [check_value(c, ctx) for c in checks]
     assert [r.status.value for r in results] == statuses, [r.message for r in results]
     assert all((e.file, e.line) == ("train.py", 5) for r in results for e in r.evidence[:1])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Eight prompt categories, 200 prompts sampled per category", [("num_categories", 8), ("num_prompts", 200)]),
+        ("two hidden layers with 256 units each", [("num_layers", 2), ("hidden_size", 256)]),
+        ("a three-layer MLP", [("num_layers", 3)]),
+        ("one of the models", []),  # "one" is never read as a count
+        ("Three lambda settings used for the figure = [0.7, 0.8, 0.9]", []),  # the list's length, in words
+        ("the first 3 layers are frozen", []),  # which layers, not how many the model has
+        ("the mean over the final 10 evaluation episodes", [("num_episodes", 10)]),
+    ],
+)
+def test_counts_in_words_and_selections(text, expected):
+    assert [(n, v) for n, v in values(text) if not n.startswith("lambda")] == expected
+
+
+def test_runs_counted_in_words_are_a_seeds_check():
+    (check,) = compiled("Results averaged over three random seeds", "D3").checks
+    assert (check.rule, check.expect) == ("seeds", 3)
+
+
+def test_a_method_claims_counts_in_words_are_prose():
+    assert not compiled("The head compares two variants with a two-layer MLP", "D2").checks

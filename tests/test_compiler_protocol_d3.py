@@ -532,7 +532,7 @@ def test_heading_that_states_more_than_the_claim_stays_with_the_judge():
         ("Few-shot evaluation on miniImageNet and tieredImageNet, 5-way", ["miniImageNet", "tieredImageNet"]),
         ("Scene-text recognition trained on MJSynth and SynthText, tested on IIIT5K, IC13 and IC15", ["MJSynth", "SynthText", "IIIT5K", "IC13", "IC15"]),
         ("Property prediction on the MoleculeNet tasks BBBP, Tox21 and ClinTox", ["MoleculeNet", "BBBP", "Tox21", "ClinTox"]),
-        ("Federated learning on FEMNIST and Shakespeare", ["FEMNIST", "Shakespeare"]),
+        ("Federated learning on FEMNIST and Sent140", ["FEMNIST", "Sent140"]),
         ("Multi-agent evaluation on SMAC maps", ["SMAC"]),
     ],
 )

@@ -177,6 +177,44 @@ _BETA_RANGE = re.compile(
     r"(?:from|between)\s+(?P<start>\d+(?:\.\d+)?(?:e-?\d+)?)\s+(?:to|and)\s+(?P<end>\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w.])",
     re.IGNORECASE,
 )
+_NUMBER_WORDS = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "eleven": 11, "twelve": 12, "sixteen": 16, "twenty": 20, "thirty": 30, "fifty": 50, "hundred": 100,
+}
+# "three random seeds", "Eight prompt categories", "two hidden layers", "a three-layer MLP": a count in words, read
+# only before the noun it counts ("one" is left: "one of the", "one-hot", "one model per task")
+_NUMBER_WORD = re.compile(
+    rf"\b(?P<word>{'|'.join(_NUMBER_WORDS)})\b(?P<hyphen>-(?=[a-z]{{3,}}\b))?(?=(?(hyphen)[a-z]{{3,}}\b|\s+(?:[a-z][\w-]*\s+){{0,2}}[a-z]{{3,}}[^s\W]?s\b))",
+    re.IGNORECASE,
+)
+
+
+_META_COUNT_NOUN = re.compile(
+    r"\s*(?:[a-z][\w-]*\s+)?(?:settings|values|variants|configurations|types|kinds|options|cases|methods|approaches|"
+    r"versions|examples|points|levels|objectives|baselines|ablations|experiments|stages|phases|parts|components)\b",
+    re.IGNORECASE,
+)
+_RUN_COUNT_NOUN = re.compile(r"\s*(?:[a-z][\w-]*\s+)?(?:seeds|runs|trials|folds|repetitions|repeats)\b", re.IGNORECASE)
+
+
+def _digits_for_number_words(body: str, dimension: Dimension) -> str:
+    """Counts written in words as digits, padded to the same length (offsets still hold). Only where a count in
+    words is a setting: a value claim ("Eight prompt categories", "two hidden layers"), and the runs of a protocol
+    ("three random seeds"). A method's prose counts its parts in words ("two variants", "a two-layer head")."""
+    if dimension not in (Dimension.numerical, Dimension.protocol):
+        return body
+
+    def digits(m: re.Match) -> str:
+        if dimension == Dimension.protocol and not _RUN_COUNT_NOUN.match(body, m.end()):
+            return m.group(0)
+        if _META_COUNT_NOUN.match(body, m.end()):
+            return m.group(0)  # "Three lambda settings ... = [0.7, 0.8, 0.9]": the list's length, said in words
+        written = str(_NUMBER_WORDS[m.group("word").lower()]) + ("-" if m.group("hyphen") else "")
+        return written + " " * (len(m.group(0)) - len(written)) if not m.group("hyphen") else written
+    out = _NUMBER_WORD.sub(digits, body)
+    return out + " " * (len(body) - len(out))
+
+
 def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     """Settings with a shape of their own, read before the general naming and blanked (same length) so their
     numbers are not read twice: "3×3 convolutions", Adam's β pair, "(ε, δ) = (8, 1e-5)", "resized to 256 and
@@ -1275,6 +1313,10 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         if re.search(r"\b(?:per|every)\s*$|\$\s*$", before):
             last_end = q.end
             continue  # "per 1M tokens", "every 1,000 steps", "$5.00": a rate, an interval or a price
+        if isinstance(q.value, int) and re.search(r"\b(?:first|top|bottom|initial|remaining|other|next|previous|earliest)\s*$", before, re.IGNORECASE):
+            unnamed.append(q.raw)
+            last_end = q.end
+            continue  # "the first 3 layers are frozen": which ones, not how many the model has
         if isinstance(q.value, int) and 1990 <= q.value <= 2035 and q.raw.isdigit() and re.search(r"(?<![\w-])[A-Z][A-Za-z0-9\-]{2,}\s*$", before):
             last_end = q.end
             continue  # "BraTS 2021", "ImageNet 2012", "COCO 2017": the release's year, part of the name
@@ -2074,6 +2116,7 @@ def _fragment(
     if dimension == Dimension.protocol and re.fullmatch(r"\s*(?:results?|findings)\s*", label_text or "", re.IGNORECASE):
         # "Results: Table 2 for 7 representative models": where the paper reports its numbers, not a setting
         return Fragment(text, "context", "reported result: where the paper reports the outcome, not a code fact")
+    body = _digits_for_number_words(body, dimension)
     split_counts, body = _split_counts(body, b, label_text or "")
     written, body = _written_settings(body, b)
     split_counts += written
