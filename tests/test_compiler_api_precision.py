@@ -131,3 +131,57 @@ def test_a_layer_a_module_is_placed_after_is_no_call_check() -> None:
     prenorm = compiled("Each block applies LayerNorm before the multi-head self-attention and uses GELU.")
     assert [c["target"].split(" | ")[0] for c in dumps(prenorm) if c.get("target")] == ["torch.nn.LayerNorm", "torch.nn.GELU"]
     assert prenorm.coverage == "partial" and "before the multi-head self-attention" in prenorm.fragments[0].reason
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("a shared MLP implemented as 1×1 Conv1d layers with BatchNorm1d", ["torch.nn.Conv1d", "torch.nn.BatchNorm1d"]),
+        ("each block a 3×3 Conv2d", ["torch.nn.Conv2d"]),
+        ("a BiLSTM with 256 hidden units per direction", ["torch.nn.LSTM"]),
+        ("weight normalisation on every convolution", ["torch.nn.utils.weight_norm"]),
+        ("a Linear layer on the pooled features", ["torch.nn.Linear"]),
+    ],
+)
+def test_layers_named_as_code_are_call_checks_beside_their_sizes(text, first):
+    assert [t.split(" | ")[0] for t in targets(text)] == first
+
+
+def test_a_pooling_named_without_its_dimension_accepts_every_dimension():
+    (target,) = targets("features aggregated by max pooling")
+    assert {"torch.nn.MaxPool1d", "torch.nn.MaxPool2d", "torch.nn.functional.max_pool1d"} <= set(target.split(" | "))
+    result = compiled("2×2 average pooling after each block", "D2")
+    assert {"name": "pool_size", "expect": [2, 2]} in dumps(result)
+
+
+POINTNET = '''import torch
+import torch.nn as nn
+
+
+class PointNetEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Conv1d(3, 64, 1), nn.BatchNorm1d(64), nn.ReLU(), nn.Conv1d(64, 1024, 1))
+        self.pool = {pool}
+
+    def forward(self, x):
+        return self.pool(self.mlp(x)).squeeze(-1)
+'''
+
+
+@pytest.mark.parametrize(
+    ("pool", "status"),
+    [("nn.AdaptiveMaxPool1d(1)", "pass"), ("nn.MaxPool1d(1024)", "pass"), ("nn.AdaptiveAvgPool1d(1)", "missing")],
+)
+def test_a_point_cloud_max_pool_passes_in_one_dimension(tmp_path, pool, status):
+    from values_helpers import indexed_repo
+
+    from verifier.checks.base import Context
+    from verifier.checks.call import check_call
+    from verifier.spec.model import Spec
+
+    (check,) = [c for c in compiled("aggregated by a symmetric max pooling over points", "D2").checks if c.kind == "call"]
+    result = check_call(check, Context(index=indexed_repo(tmp_path, {"model.py": POINTNET.format(pool=pool)}), spec=Spec()))
+    assert result.status.value == status, result.message
+    if status == "pass":
+        assert [(e.file, e.line) for e in result.evidence][:1] == [("model.py", 9)]

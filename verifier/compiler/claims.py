@@ -220,8 +220,12 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     numbers are not read twice: "3×3 convolutions", Adam's β pair, "(ε, δ) = (8, 1e-5)", "resized to 256 and
     center-cropped to 224", a mel band, a β schedule's ends, "5-way 1-shot", "512-token chunks with a 64-token
     overlap", "top-10 retrieval", a step decay ("decayed by 0.96 every 100K steps")."""
-    made = [b.add(_value_check("kernel_size", int(m.group("n")))) for m in _SQUARE_KERNEL.finditer(body)]
-    body = _SQUARE_KERNEL.sub(lambda m: " " * len(m.group(0)), body)
+    kernels = list(_SQUARE_KERNEL.finditer(body))
+    made = [b.add(_value_check("kernel_size", int(m.group("n")))) for m in kernels]
+    body = _blank_spans(body, [m.span("size") for m in kernels])  # "1×1 Conv1d layers": the layer is still named
+    pools = list(_SQUARE_POOL.finditer(body))  # "2×2 average pooling": the pooling window
+    made += [b.add(_value_check("pool_size", [int(m.group("n")), int(m.group("n"))])) for m in pools]
+    body = _blank_spans(body, [m.span("size") for m in pools])
     pairs = [m for m in _BETA_PAIR.finditer(body) if "betas" in m.group(0).lower() or _OPTIMIZER_WORDS.search(b.claim)]
     made += [b.add(_value_check("betas", [_number(m.group("b1")), _number(m.group("b2"))])) for m in pairs]
     body = _split_tuple_assignments(_blank_spans(body, [m.span() for m in pairs]))
@@ -305,8 +309,12 @@ def _number(raw: str) -> int | float:
     return int(value) if value.is_integer() and "e" not in raw.lower() and "." not in raw else value
 
 
+_SQUARE_POOL = re.compile(
+    r"(?<![\w.×x])(?P<size>(?P<n>[1-9])\s*[x×]\s*(?P=n))\s+(?:max|average|avg|mean)[- ]?pool(?:ing)?\b",
+    re.IGNORECASE,
+)
 _SQUARE_KERNEL = re.compile(
-    r"(?<![\w.×x])(?P<n>[1-9])\s*[x×]\s*(?P=n)(?:\s*[x×]\s*(?P=n))?\s+"
+    r"(?<![\w.×x])(?P<size>(?P<n>[1-9])\s*[x×]\s*(?P=n)(?:\s*[x×]\s*(?P=n))?)\s+"
     r"(?:conv(?:olution(?:al)?)?s?|conv[123]d)\b(?:\s+(?:kernels?|filters?|layers?))?",
     re.IGNORECASE,
 )
