@@ -544,3 +544,40 @@ def test_benchmarks_of_other_areas_are_dataset_checks(claim, datasets):
 def test_a_common_word_is_not_read_as_a_benchmark():
     checks = compile_claim(SAU(id="d-D3-001", dimension="D3", claim="Leaf nodes are split while the fever score drops")).checks
     assert not [c for c in checks if getattr(c, "rule", None) == "dataset"]
+
+
+def test_metrics_at_k_are_names_not_numbers():
+    result = compile_claim(SAU(id="m-D3-001", dimension="D3", claim="Recall@1, Recall@5, Recall@10 and median rank"))
+    assert [c.expect for c in result.checks] == ["Recall@1", "Recall@5", "Recall@10", "median rank"]
+    assert result.coverage == "full"
+
+
+RETRIEVAL_EVAL = """import numpy as np
+
+
+def retrieval_metrics(sim):
+    pos = np.where(np.argsort(-sim, axis=1) == np.arange(sim.shape[0])[:, None])[1]
+    metrics = {{}}
+    metrics["R@1"] = float((pos < 1).mean())
+    {r5}
+    metrics["MedR"] = float(np.median(pos) + 1)
+    print(metrics)
+    return metrics
+"""
+
+
+@pytest.mark.parametrize(
+    ("r5", "status", "score"),
+    [('metrics["R@5"] = float((pos < 5).mean())', "pass", 1.0), ("pass", "partial", 0.5)],
+)
+def test_recall_at_k_is_found_under_its_logged_key(tmp_path, r5, status, score):
+    import yaml
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "eval.py").write_text(RETRIEVAL_EVAL.format(r5=r5))
+    spec = {"version": 1, "paper": {"id": "r"}, "saus": [{"id": "r-D3-001", "dimension": "protocol", "claim": "Recall@1, Recall@5 and median rank"}]}
+    (repo / "sau.yaml").write_text(yaml.safe_dump(spec))
+    (verdict,) = run_repo(repo, use_cache=False).verdicts
+    assert (verdict.status.value, verdict.score) == (status, score), verdict.message
+    assert ("eval.py", 7) in [(e.file, e.line) for e in verdict.evidence]

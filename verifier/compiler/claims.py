@@ -396,6 +396,8 @@ def find_baselines(text: str) -> tuple[list[str], list[tuple[int, int]]]:
 
 def _baseline_check(name: str, spellings: list[str]) -> ProtocolCheck:
     """A baseline check; its ``aliases`` are the code spellings of the name (OS-Ext -> os_ext), when it has any."""
+    if re.fullmatch(r"[^.]*[A-Za-z0-9]\.", name):  # "... and Video Swin.": the sentence's full stop
+        name, spellings = name[:-1], protocol_claims.code_spellings(name[:-1])
     return ProtocolCheck(rule="baseline", name=name, **({"aliases": spellings} if spellings else {}))
 
 
@@ -2070,10 +2072,14 @@ def _mask_formula_spans(text: str) -> str:
     return formulas.mask_indexes(text)
 
 
+_AT_K_METRIC = re.compile(r"(?<![\w.@])[A-Za-z][A-Za-z\-]*@\d+(?:\.\d+)?(?![\w.])")
+
+
 def _mask_model_names(text: str) -> str:
     """``Mistral-7B``, ``Llama-3.2 3B``, ``A100``, citations and cross-references: names with digits, not
     values (blanked so no number is read from them)."""
     text = _CITATION_RE.sub(lambda m: "§" * len(m.group(0)), text)
+    text = _AT_K_METRIC.sub(lambda m: "§" * len(m.group(0)), text)  # "pass@1", "Recall@10", "mAP@0.5": a metric's name
     return _MODEL_NAME_RE.sub(
         lambda m: m.group(0) if re.fullmatch(r"[x×]\d+(?:\.\d+)?[eE][-+]?\d+", m.group(0)) else "§" * len(m.group(0)), text
     )  # "x1e-2" after a list is its multiplier, not a name
