@@ -556,3 +556,40 @@ def test_runs_counted_in_words_are_a_seeds_check():
 
 def test_a_method_claims_counts_in_words_are_prose():
     assert not compiled("The head compares two variants with a two-layer MLP", "D2").checks
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # values written in LaTeX
+        ("learning rate $10^{-5}$", [("learning_rate", 1e-05)]),
+        ("learning rate $5\\times10^{-3}$", [("learning_rate", 0.005)]),
+        ("weight decay 5 \\times 10^{-4}", [("weight_decay", 0.0005)]),
+        ("batch size of $2{,}048$", [("minibatch_size", 2048)]),
+        ("$\\eta = 3\\times 10^{-4}$ with linear decay", [("learning_rate", 0.0003)]),
+        ("$25\\mathrm{K}$ initial random steps", [("learning_starts", 25000)]),
+        # the terse style of generated SAU lists
+        ("lr=3e-4, bs=64, 100k steps, warmup 2k, wd 0.05",
+         [("learning_rate", 0.0003), ("minibatch_size", 64), ("num_steps", 100000), ("warmup_steps", 2000), ("weight_decay", 0.05)]),
+        ("300 ep, 20 warmup ep", [("epochs", 300), ("warmup_epochs", 20)]),
+        ("grad clip 1.0, clip 0.2", [("max_grad_norm", 1), ("clip_range", 0.2)]),
+        ("β=(0.9, 0.95), mask ratio 75%", [("betas", [0.9, 0.95]), ("mask_ratio", 0.75)]),
+        ("5 epochs of 4 minibatches per update", [("update_epochs", 5), ("num_minibatches", 4)]),
+        ("peak lr 2.0e-4 -> 2.0e-5 (cosine)", [("learning_rate", 0.0002), ("min_learning_rate", 2e-05)]),
+        ("mosaic switched off for the last 15 epochs of 300 epochs", [("epochs", 300)]),
+    ],
+)
+def test_latex_values_and_terse_lists(text, expected):
+    assert values(text) == expected
+
+
+def test_a_formula_in_latex_is_left_as_written():
+    from verifier.compiler.numbers import plain_latex_numbers
+
+    assert plain_latex_numbers(r"$L = \frac{1}{N}\sum_i x_i^{2}$") == r"$L = \frac{1}{N}\sum_i x_i^{2}$"
+    assert plain_latex_numbers(r"$\epsilon = 10^{-8}$") == "ε = 1e-8"
+
+
+def test_the_masked_autoencoder_is_no_mean_absolute_error():
+    assert not [c for c in compiled("MAE ViT-L pretrain: mask ratio 75%").checks if getattr(c, "rule", None) == "metric"]
+    assert [c.expect for c in compiled("test MAE and RMSE on the held-out year", "D3").checks] == ["MAE", "RMSE"]

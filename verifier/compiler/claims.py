@@ -226,7 +226,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     pools = list(_SQUARE_POOL.finditer(body))  # "2×2 average pooling": the pooling window
     made += [b.add(_value_check("pool_size", [int(m.group("n")), int(m.group("n"))])) for m in pools]
     body = _blank_spans(body, [m.span("size") for m in pools])
-    pairs = [m for m in _BETA_PAIR.finditer(body) if "betas" in m.group(0).lower() or _OPTIMIZER_WORDS.search(b.claim)]
+    pairs = [m for m in _BETA_PAIR.finditer(body) if "betas" in m.group(0).lower() or _OPTIMIZER_WORDS.search(b.claim)
+             or 0.9 <= float(m.group("b1")) < float(m.group("b2")) < 1]  # "β=(0.9, 0.95)": Adam's pair, by its values
     made += [b.add(_value_check("betas", [_number(m.group("b1")), _number(m.group("b2"))])) for m in pairs]
     body = _split_tuple_assignments(_blank_spans(body, [m.span() for m in pairs]))
     crops = list(_RESIZE_THEN_CROP.finditer(body))
@@ -256,6 +257,14 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     retrieved = list(_TOP_RETRIEVED.finditer(body))
     made += [b.add(_value_check("top_k", int(m.group("n")))) for m in retrieved]
     body = _blank_spans(body, [m.span("n") for m in retrieved])
+    rounds = list(_EPOCHS_OF_MINIBATCHES.finditer(body))  # PPO: "5 epochs of 4 minibatches per update"
+    for m in rounds:
+        made += [b.add(_value_check("update_epochs", int(m.group("epochs")))), b.add(_value_check("num_minibatches", int(m.group("minibatches"))))]
+    body = _blank_spans(body, [m.span() for m in rounds])
+    arrows = list(_LR_ARROW.finditer(body))  # "peak lr 2e-4 -> 2e-5 (cosine)": the schedule's two ends
+    for m in arrows:
+        made += [b.add(_value_check("learning_rate", _number(m.group("peak")))), b.add(_value_check("min_learning_rate", _number(m.group("floor"))))]
+    body = _blank_spans(body, [m.span() for m in arrows])
     decays = list(_STEP_DECAY.finditer(body))
     for m in decays:
         made.append(b.add(_value_check("lr_decay_rate", _number(m.group("rate")))))
@@ -276,6 +285,12 @@ _TOKEN_OVERLAP = re.compile(r"(?<![\w.])(?P<n>\d{1,4})[- ](?:token|word)\s+overl
 # "top-10 retrieval", "the top-5 passages": how many are retrieved (never "top-1 accuracy", a metric)
 _TOP_RETRIEVED = re.compile(
     r"\btop-(?P<n>\d{1,4})\s+(?:retriev\w*|passages?|documents?|docs|chunks?|candidates?|neighbou?rs|items?|results?)\b",
+    re.IGNORECASE,
+)
+_EPOCHS_OF_MINIBATCHES = re.compile(r"(?<![\w.])(?P<epochs>\d{1,3})\s+(?:update\s+)?epochs\s+of\s+(?P<minibatches>\d{1,4})\s+mini-?batches\b", re.IGNORECASE)
+_NUMBER_TEXT = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_LR_ARROW = re.compile(
+    rf"\b(?:(?:peak|base|initial|max)\s+)?(?:lr|learning\s+rate)\s*(?:=|:|of)?\s*(?P<peak>{_NUMBER_TEXT})\s*(?:->|→|⟶)\s*(?P<floor>{_NUMBER_TEXT})(?![\w.])",
     re.IGNORECASE,
 )
 # "lr 1e-4 decayed by 0.96 every 100K steps", "decayed by a factor 0.999875 every epoch": a step decay of the rate
@@ -1323,7 +1338,8 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         if re.search(r"\b(?:per|every)\s*$|\$\s*$", before):
             last_end = q.end
             continue  # "per 1M tokens", "every 1,000 steps", "$5.00": a rate, an interval or a price
-        if isinstance(q.value, int) and re.search(r"\b(?:first|top|bottom|initial|remaining|other|next|previous|earliest)\s*$", before, re.IGNORECASE):
+        last_span = re.search(r"\b(?:last|final)\s*$", before, re.IGNORECASE) and re.match(r"\s*(?:training\s+)?(?:epochs?|steps?|iterations?)\b", body[q.end :], re.IGNORECASE)
+        if isinstance(q.value, int) and (last_span or re.search(r"\b(?:first|top|bottom|initial|remaining|other|next|previous|earliest)\s*$", before, re.IGNORECASE)):
             unnamed.append(q.raw)
             last_end = q.end
             continue  # "the first 3 layers are frozen": which ones, not how many the model has
@@ -1788,7 +1804,11 @@ def _not_a_metric_here(text: str, hit: terms.ApiHit) -> bool:
     metric; "training set size": the size of a split, not the conformal metric "set size"."""
     return bool(_LOSS_AFTER.match(text, hit.end)) or (
         hit.target.lower() == "set size" and bool(_SPLIT_BEFORE.search(text[: hit.start]))
-    ) or mentions.not_a_metric(text, hit)
+    ) or (hit.target == "MAE" and bool(_MASKED_AUTOENCODER.search(text))) or mentions.not_a_metric(text, hit)
+
+
+# "MAE ViT-L pretrain: mask ratio 75%": the masked autoencoder, not the mean absolute error
+_MASKED_AUTOENCODER = re.compile(r"\b(?:mask(?:ed|ing)?\s+(?:ratio|autoencoder|image\s+model)|autoencoder|pre-?train\w*|ViT|MAE\s+ViT)\b", re.IGNORECASE)
 
 
 _AUGMENT_COMPARED = re.compile(r"\b(?:vs\.?|versus|compar\w*|ablat\w*|with and without|instead of|rather than)\b", re.I)
@@ -2394,7 +2414,7 @@ def _compile_cached(
 ) -> CompiledClaim:
     """Compilation is pure: the engine and the judge pass ask for the same claim, compile it once."""
     sau = SAU(id=sau_id, dimension=dimension, claim=claim)
-    text = claim.strip()
+    text = numbers.plain_latex_numbers(claim.strip())  # "$5\times10^{-3}$" is 5e-3, as papers also write it
     aliases = {k: list(v) for k, v in aliases_key}
     out = CompiledClaim(sau_id=sau.id)
     if not text:

@@ -105,6 +105,43 @@ _STRUCTURE_AFTER = re.compile(
     r"experts?|kernels?|filters?|stages?)\b", re.IGNORECASE)
 
 
+_GREEK_COMMANDS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "eta": "η",
+    "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "rho": "ρ", "sigma": "σ", "tau": "τ",
+    "phi": "φ", "omega": "ω", "Gamma": "Γ", "Lambda": "Λ",
+}
+_LATEX_POWER = r"10\s*\^\s*\{?\s*(?P<exp>[-−]?\s*\d+)\s*\}?"
+_LATEX_SCIENTIFIC = re.compile(rf"(?P<m>\d+(?:\.\d+)?)\s*(?:\\times|\\cdot|×|·)\s*{_LATEX_POWER}")
+_LATEX_BARE_POWER = re.compile(rf"(?<![\w.^]){_LATEX_POWER}(?![\w.])")
+_LATEX_THOUSANDS = re.compile(r"(?<=\d)\{,\}(?=\d{3})")
+_LATEX_TIMES = re.compile(r"(?<=\d)\s*\\times\s*(?=\d)")
+# a math span that only writes a value, or one symbol's value: "$10^{-5}$", "$224\times224$", "$\eta = 3\times10^{-4}$"
+_VALUE_MATH = re.compile(
+    r"\$(?P<body>\s*(?:(?:\\[A-Za-z]+|[A-Za-z])(?:_\{?\w+\}?)?\s*=\s*)?[-−]?(?:10\s*\^\s*\{?\s*[-−]?\s*\d+\s*\}?|"
+    r"[\d.]+(?:\s*(?:\\times|\\cdot|\{,\})\s*[\d.]+)*(?:\s*(?:\\times|\\cdot)\s*10\s*\^\s*\{?\s*[-−]?\s*\d+\s*\}?)?)"
+    r"\s*(?:\\mathrm\{[kKMB]\}|\\text\{[kKMB]\}|[kKMB])?\s*(?:\\%|%)?\s*)\$"
+)
+
+
+def plain_latex_numbers(text: str) -> str:
+    r"""Values written in LaTeX read as the plain text papers also write: "$5\times10^{-3}$" -> "5e-3",
+    "$10^{-5}$" -> "1e-5", "$224\times224$" -> "224×224", "$2{,}048$" -> "2048", "$\eta = 3\times10^{-4}$" ->
+    "η = 3e-4". A formula's math span (operators, fractions, functions) is left as it is written."""
+    def plain(body: str) -> str:
+        body = _LATEX_SCIENTIFIC.sub(lambda m: f"{m.group('m')}e{m.group('exp').replace(' ', '').replace('−', '-')}", body)
+        body = _LATEX_BARE_POWER.sub(lambda m: f"1e{m.group('exp').replace(' ', '').replace('−', '-')}", body)
+        body = _LATEX_THOUSANDS.sub("", body)
+        body = _LATEX_TIMES.sub("×", body)
+        body = re.sub(r"\\%", "%", body)
+        body = re.sub(r"\\(?:mathrm|text)\{([kKMB])\}", r"\1", body)
+        return re.sub(r"\\([A-Za-z]+)", lambda m: _GREEK_COMMANDS.get(m.group(1), m.group(0)), body).strip()
+
+    text = _VALUE_MATH.sub(lambda m: plain(m.group("body")), text)
+    # outside math spans, the unambiguous forms only: "5 \times 10^{-4}", "2{,}048", "224\times224"
+    text = _LATEX_SCIENTIFIC.sub(lambda m: f"{m.group('m')}e{m.group('exp').replace(' ', '').replace('−', '-')}", text)
+    return _LATEX_TIMES.sub("×", _LATEX_THOUSANDS.sub("", text))
+
+
 def find_numbers(text: str) -> list[Quantity]:
     """Every number in ``text`` in reading order, with its unit word (``150K steps`` -> unit ``steps``)."""
     out: list[Quantity] = []
