@@ -180,3 +180,24 @@ def test_sabench_ascii_formulas_parse_or_error_cleanly():
 )
 def test_an_accent_without_braces_takes_one_token_as_latex_does(braceless, braced):
     assert parse_latex(braceless).expr == parse_latex(braced).expr
+
+
+@pytest.mark.parametrize(
+    ("latex", "function"),
+    [(r"\mathrm{MLP}(x + y)", "MLP"), (r"\operatorname{LN}(x) + x", "LN"), (r"\mathrm{MLP}^{(k)}(h + m)", "MLP_k")],
+)
+def test_a_named_function_in_a_font_command_is_applied_not_multiplied(latex, function):
+    formula = parse_latex(latex)
+    assert [name for name, _ in formula.applications.values()] == [function]
+    assert not any(str(s) in ("MLP", "LN", "MLP_k") for s in formula.expr.free_symbols)
+
+
+def test_known_functions_in_a_font_command_keep_their_reading():
+    assert parse_latex(r"\text{ReLU}(W x)").expr == parse_latex(r"\max(0, W x)").expr
+
+
+def test_prose_after_a_latex_formula_is_not_part_of_it():
+    from verifier.compiler.formulas import find_formula
+
+    assert find_formula(r"Z = \sum_i \exp(z_i) is the softmax normaliser").latex == r"\sum_i \exp(z_i)"
+    assert find_formula(r"where \mu and \sigma are the channel-wise mean and standard deviation") is None

@@ -997,8 +997,8 @@ def find_formula(segment: str) -> FormulaFind | None:
         return None
     if _LATEX_CMD.search(segment):
         lhs, sep, rhs = segment.partition("=")
-        body = latex_of(rhs if sep else segment)
-        if len(_latex_prose_words(body)) >= 3:
+        body = latex_of(_trim_prose(rhs) if sep else segment)  # "\sum_i \exp(z_i) is the softmax normaliser"
+        if len(_latex_prose_words(body)) >= 2:
             # "where \mu and \sigma are the channel-wise mean ...": a sentence with symbols in it, which the
             # parser would read as a product of letters
             return None if not sep else FormulaFind(lhs.strip(), None, None, (), "mixes prose into the expression")

@@ -882,6 +882,7 @@ _SKIP_CMDS = {
     "left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr", ",", ";",
     ":", "!", " ", "quad", "qquad", "displaystyle", "textstyle", "limits", "nolimits", "middle",
 }
+_FONT_COMMANDS = frozenset({"mathrm", "operatorname", "text", "textrm", "mathit", "mathsf", "mathtt"})
 _ACCENTS = {"hat": "hat", "widehat": "hat", "bar": "bar", "overline": "bar", "tilde": "tilde", "widetilde": "tilde",
             "dot": "dot", "vec": "", "mathbf": "", "boldsymbol": "", "bm": "", "mathcal": "", "mathrm": "",
             "mathit": "", "text": "", "textrm": "", "operatorname": "", "mathsf": "", "mathtt": "", "mathbb": ""}
@@ -1287,6 +1288,13 @@ class _LatexParser:
             inner = _LatexParser(word, tuple(self.functions)).name_of_group(word, tok.pos)
             suffix = _ACCENTS[name]
             base = f"{inner}_{suffix}" if suffix else inner
+            if name in _FONT_COMMANDS and re.fullmatch(r"[A-Za-z]{2,}", word.strip()):
+                # "\mathrm{MLP}^{(k)}(...)", "\operatorname{LN}(x)": a named function applied, not a product
+                self.force_apply += 1
+                try:
+                    return self.symbol_tail(base)
+                finally:
+                    self.force_apply -= 1
             return self.symbol_tail(base)
         if name in _SPLITTERS:
             raise self.error(tok, "a second assignment")
