@@ -593,3 +593,19 @@ def test_a_formula_in_latex_is_left_as_written():
 def test_the_masked_autoencoder_is_no_mean_absolute_error():
     assert not [c for c in compiled("MAE ViT-L pretrain: mask ratio 75%").checks if getattr(c, "rule", None) == "metric"]
     assert [c.expect for c in compiled("test MAE and RMSE on the held-out year", "D3").checks] == ["MAE", "RMSE"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("$\\eta_0 = 0.01$ multiplied by $0.1$ every 30 epochs with SGD",
+         [("lr_decay_rate", 0.1), ("lr_step_size", 30), ("learning_rate", 0.01)]),
+        ("dropout 0.2 before a 100-way classifier", [("num_classes", 100), ("dropout", 0.2)]),
+        ("focal loss with $\\alpha = 0.25$, $\\gamma = 2$", [("focal_alpha", 0.25), ("focal_gamma", 2)]),
+        ("CatBoost: iterations=3000, depth=8, od_wait=100", [("n_estimators", 3000), ("max_depth", 8), ("early_stopping_rounds", 100)]),
+        ("Rainbow: 3-step returns", [("n_step", 3)]),
+        ("discount gamma 0.99", [("gamma", 0.99)]),
+    ],
+)
+def test_the_words_of_a_method_name_its_settings(text, expected):
+    assert values(text) == expected

@@ -251,6 +251,11 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
         if found:  # "5-way 1-shot and 5-shot": the runs' shots
             made.append(b.add(_value_check(name, found[0] if len(found) == 1 else Sweep(found))))
     body = _blank_spans(body, [m.span() for _, m in episodes])
+    classes = list(_N_WAY_CLASSIFIER.finditer(body))  # "a 100-way classifier": the classes
+    made += [b.add(_value_check("num_classes", int(m.group("n")))) for m in classes]
+    returns = list(_N_STEP_RETURNS.finditer(body))  # "3-step returns"
+    made += [b.add(_value_check("n_step", int(m.group("n")))) for m in returns]
+    body = _blank_spans(body, [m.span() for m in classes + returns])
     chunks = [(name, m) for name, regex in (("chunk_size", _TOKEN_CHUNKS), ("chunk_overlap", _TOKEN_OVERLAP)) for m in regex.finditer(body)]
     made += [b.add(_value_check(name, int(m.group("n")))) for name, m in chunks]
     body = _blank_spans(body, [m.span() for _, m in chunks])
@@ -277,8 +282,10 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
 
 
 # "5-way 1-shot": a few-shot episode's classes and examples per class
-_N_WAY = re.compile(r"(?<![\w.])(?P<n>\d{1,4})-way\b", re.IGNORECASE)
+_N_WAY = re.compile(r"(?<![\w.])(?P<n>\d{1,4})-way\b(?!\s+(?:classifier|classification|softmax|head|output|linear))", re.IGNORECASE)
 _K_SHOT = re.compile(r"(?<![\w.])(?P<n>\d{1,4})-shot\b(?!\s+(?:accuracy|performance|results?|prompt))", re.IGNORECASE)
+_N_WAY_CLASSIFIER = re.compile(r"(?<![\w.])(?P<n>\d{1,5})-way\s+(?:classifier|classification|softmax|head|output|linear)\b", re.IGNORECASE)
+_N_STEP_RETURNS = re.compile(r"(?<![\w.])(?P<n>\d{1,3})-step\s+(?:returns?|bootstrap\w*|td\s+targets?|targets?)\b", re.IGNORECASE)
 # "512-token chunks with a 64-token overlap": a retrieval corpus' chunking
 _TOKEN_CHUNKS = re.compile(r"(?<![\w.])(?P<n>\d{2,5})[- ](?:token|word)\s+(?:chunks?|passages?|segments?)\b", re.IGNORECASE)
 _TOKEN_OVERLAP = re.compile(r"(?<![\w.])(?P<n>\d{1,4})[- ](?:token|word)\s+overlap\b", re.IGNORECASE)
@@ -295,7 +302,7 @@ _LR_ARROW = re.compile(
 )
 # "lr 1e-4 decayed by 0.96 every 100K steps", "decayed by a factor 0.999875 every epoch": a step decay of the rate
 _STEP_DECAY = re.compile(
-    r"\bdecay(?:ed|s)?\s+by\s+(?:a\s+factor\s+(?:of\s+)?)?(?P<rate>0?\.\d+)\s+every\s+(?:(?P<every>\d+(?:\.\d+)?[kKM]?)\s+)?"
+    r"\b(?:decay(?:ed|s)?|multiplied|scaled)\s+by\s+(?:a\s+factor\s+(?:of\s+)?)?(?P<rate>0?\.\d+)\s+every\s+(?:(?P<every>\d+(?:\.\d+)?[kKM]?)\s+)?"
     r"(?:steps?|iterations?|iters?|epochs?|updates?)\b",
     re.IGNORECASE,
 )
