@@ -185,3 +185,17 @@ def test_a_point_cloud_max_pool_passes_in_one_dimension(tmp_path, pool, status):
     assert result.status.value == status, result.message
     if status == "pass":
         assert [(e.file, e.line) for e in result.evidence][:1] == [("model.py", 9)]
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("a CRF layer on top of the BiLSTM", ["CRF", "torch.nn.LSTM"]),
+        ("bilinear upsampling to the input size", ["torch.nn.functional.interpolate"]),
+        ("QuantileTransformer on numerical features", ["sklearn.preprocessing.QuantileTransformer"]),
+        ("Hungarian matching of predictions to targets", ["scipy.optimize.linear_sum_assignment"]),
+        ("the normaliser is computed with logsumexp", ["logsumexp"]),
+    ],
+)
+def test_operations_of_tagging_segmentation_tabular_and_detection_papers(text, first):
+    assert [t.split(" | ")[0] for t in targets(text)] == first

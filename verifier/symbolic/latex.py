@@ -1504,6 +1504,11 @@ class _LatexParser:
             break
         if self._slice_follows():
             return self.slice_suffix(sym(name))
+        if self._schedule_argument_follows(name):
+            # "c_{skip}(\sigma) x", "c_{out}(t)": a coefficient written as a function of the noise level or the time,
+            # which code computes as one value (`c_skip = ...`), not a product with σ
+            self.i += 3
+            return sym(name)
         if name in self.functions and self.at("("):
             return sp.Function(name)(*self.paren_args(self.peek()))
         if self.at("(") and (self.force_apply or self._looks_applied(name)):
@@ -1538,6 +1543,14 @@ class _LatexParser:
             return value, sub.applications
 
         return _application_arguments(inner, parse_one, self.applications)
+
+    def _schedule_argument_follows(self, name: str) -> bool:
+        """``(σ)`` or ``(t)`` right after a name with a word subscript (``c_{skip}``, ``w_{cfg}``)."""
+        if not re.fullmatch(r"[A-Za-z]_[A-Za-z]{2,}", name) or not self.at("("):
+            return False
+        inner, close = self.peek(1), self.peek(2)
+        argument = (inner.kind == "cmd" and inner.text == "sigma") or (inner.kind == "letter" and inner.text == "t")
+        return argument and close.kind == "char" and close.text == ")"
 
     def _looks_applied(self, name: str) -> bool:
         j = self.i
