@@ -609,3 +609,16 @@ def test_the_masked_autoencoder_is_no_mean_absolute_error():
 )
 def test_the_words_of_a_method_name_its_settings(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("inner-loop lr α = 0.01, outer Adam lr β = 0.001", [("inner_lr", 0.01), ("learning_rate", 0.001)]),
+        ("discount factor γ = 0.99", [("gamma", 0.99)]),
+        ("KL weight β = 4", [("beta_kl", 4)]),
+        ("with a = 3", [("a", 3)]),
+    ],
+)
+def test_a_phrase_right_before_a_symbol_names_its_value(text, expected):
+    assert values(text) == expected

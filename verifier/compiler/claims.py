@@ -991,6 +991,10 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
                 names = [n for n in _symbol_names(words[-1], label) if n != spelled]
                 made.append(b.add(ValueCheck(name=spelled, names=names or None, **_expectation(key_expect))))
                 continue
+            named_by = _phrase_right_before(" ".join(words[:-1])) if len(words) > 1 else None
+            if named_by:  # "outer Adam lr β = 1e-3": the phrase names it, the symbol is only how the paper writes it
+                made.append(b.add(_value_check(named_by, key_expect)))
+                continue
         name = _name_for(key, b.aliases, unit, label)
         if name and name.lower() in terms.GREEK_NAMES and _is_symbol(key) and name not in b.aliases:
             made.append(b.add(_symbol_check(key, key_expect, label)))  # λ: lam, lambda_, ... and the label's words
@@ -1244,6 +1248,16 @@ _JOINER = re.compile(
 _CAP_JOINER = re.compile(r"\s*(?:(?:is\s+)?(?:clipped|capped)\s+)?(?:at|to)\s*", re.IGNORECASE)
 _CAPS = frozenset({"max_grad_norm", "clip_range", "value_clip_range"})  # "gradient clipping at 1.0", "gradient norm clipped to 5"
 # (elsewhere "at" starts another quantity: "80 frames at 256x256")
+
+
+def _phrase_right_before(clause: str) -> str | None:
+    """The lexicon parameter a phrase ending ``clause`` names ("... outer Adam lr" -> learning_rate), None when the
+    clause does not end with one."""
+    head = " ".join(clause.split()[-4:])
+    hit = terms.find_phrase(head) if head else None
+    if not hit or _tail_after_phrase(head, hit).strip():
+        return None
+    return terms.lexicon_index().get(hit[0].lower(), hit[0]) if hit[0] in set(terms.lexicon_index().values()) or terms.lexicon_index().get(hit[0].lower()) else None
 
 
 def _tail_after_phrase(before: str, phrase: tuple[str, int, int]) -> str:
@@ -1663,6 +1677,8 @@ def _inline_assignments(text: str, b: _Builder) -> tuple[list[int], str]:
             compound = f"{previous[0]} {key}"
             key = terms.canonical_name(compound, b.aliases) or terms.identifier(compound).lower()
         spelled = _spelled_symbol(key, previous, text[match.end() :]) if _is_symbol(key) else None
+        if spelled is None and _is_symbol(key) and (named_by := _phrase_right_before(clause)):
+            spelled = named_by  # "outer Adam lr β = 0.001", "inner-loop lr α = 0.01": the phrase names the symbol's value
         name = _name_for(key, b.aliases, label=context)
         canonical = set(terms.lexicon_index().values())
         if not key.isascii() and name is not None and terms.lexicon_index().get(name.lower()) not in canonical and (
