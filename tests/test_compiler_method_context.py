@@ -114,3 +114,9 @@ def test_the_range_of_a_formula_or_a_restatement_as_another_formula_is_context(e
 )
 def test_a_range_or_restatement_that_says_more_is_not_context(fact):
     assert all(outcome != "context" for _, outcome in fragments(fact))
+
+
+def test_what_a_method_amounts_to_is_an_interpretation():
+    text = "WiSE functions as a feature ensemble where alpha controls how strongly adapter features blend with backbone features"
+    assert fragments(text) == [(text, "context")]
+    assert all(outcome != "context" for _, outcome in fragments("The gate acts as a switch between 2 paths"))

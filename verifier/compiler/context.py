@@ -90,6 +90,12 @@ _RATIONALE = re.compile(
     re.IGNORECASE,
 )
 _WORDS = re.compile(r"[A-Za-z][A-Za-z\-]*")
+# "WiSE functions as a feature ensemble where alpha controls how strongly ... blend": what the method amounts to
+_INTERPRETATION = re.compile(
+    r"^(?:the\s+)?[A-Za-z][\w\-]{1,30}(?:\s+[A-Za-z][\w\-]{1,30}){0,2}\s+(?:functions|acts|serves|works|behaves)\s+as\s+(?:an?\s+)?"
+    r"[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,3}(?:\s*,?\s+where\s+\S{1,12}\s+controls\s+how\s+(?:much|strongly)\b.*)?$",
+    re.IGNORECASE,
+)
 # "The first term penalizes deviation from the target", "the second term penalizes control energy": what each
 # term of the formula beside it is for
 _TERM_GLOSS = re.compile(
@@ -158,6 +164,8 @@ def classify(text: str, result_allowed: bool = True, measured: bool = False) -> 
         return "rationale: explanation or motivation"
     if _TERM_GLOSS.match(stripped):
         return "rationale: explanation of a formula's term"
+    if _INTERPRETATION.match(stripped) and not re.search(r"\d|[=<>≤≥]", stripped):
+        return "rationale: an interpretation of the method (what it amounts to), not a step of it"
     return None
 
 
@@ -212,7 +220,9 @@ def method_fact(text: str, category: str) -> str:
         return f"a heading that sets {value.group(1)} = ...: a value no check was compiled for" if value else ""
     if not category.startswith(("rationale", "explanation")):
         return ""
-    if re.fullmatch(r"(?:where|which|this|these|that|both)?\s*:?", stripped, re.IGNORECASE) or _TERM_GLOSS.match(stripped):
+    if re.fullmatch(r"(?:where|which|this|these|that|both)?\s*:?", stripped, re.IGNORECASE) or _TERM_GLOSS.match(stripped) or (
+        category.startswith("rationale: an interpretation")
+    ):
         return ""  # "where:": a connective leading the definitions that follow, each its own fragment
     if not _PURPOSE_LEAD.match(stripped):
         lead = stripped.split()[0] if stripped.split() else stripped
