@@ -120,3 +120,8 @@ def test_what_a_method_amounts_to_is_an_interpretation():
     text = "WiSE functions as a feature ensemble where alpha controls how strongly adapter features blend with backbone features"
     assert fragments(text) == [(text, "context")]
     assert all(outcome != "context" for _, outcome in fragments("The gate acts as a switch between 2 paths"))
+
+
+def test_two_symbols_glossed_together_are_a_glossary():
+    assert context.method_fact(r"where \mu and \sigma are the channel-wise mean and standard deviation", "rationale") == ""
+    assert context.method_fact("where U and V both trainable", "rationale") != ""  # a fact about them, not their meaning

@@ -205,7 +205,8 @@ _PURPOSE_LEAD = re.compile(
     re.IGNORECASE,
 )
 _GLOSS = re.compile(
-    r"^(?:each\s+|the\s+)?[^\s,]{1,25}(?:\s*\([^()]*\))?\s+(?:is|are|denotes?|represents?|stands?\s+for|is\s+defined\s+as)\s+\S",
+    r"^(?:each\s+|the\s+)?[^\s,]{1,25}(?:\s*\([^()]*\))?\s+"
+    r"(?:is|are|denotes?|represents?|stands?\s+for|is\s+defined\s+as|encapsulates|collects|holds)\s+\S",
     re.IGNORECASE,
 )
 
@@ -240,4 +241,6 @@ def _glosses_only(rest: str) -> bool:
     item names a symbol and what it stands for."""
     protected = re.sub(r"\([^()]*\)", lambda m: m.group(0).replace(",", "\0").replace(" and ", "\1"), rest)
     items = [i.replace("\0", ",").replace("\1", " and ").strip() for i in re.split(r",\s*(?:and\s+)?|\s+and\s+(?=\S+(?:\s*\([^()]*\))?\s+(?:is|are|denotes?|represents?)\b)", protected)]
-    return all(_GLOSS.match(i) for i in items if i)
+    items = [i for i in items if i]
+    # "\mu and \sigma are the mean and std": a bare symbol shares the gloss after it
+    return bool(items) and _GLOSS.match(items[-1]) is not None and all(_GLOSS.match(i) or re.fullmatch(r"\S{1,25}", i) for i in items)
