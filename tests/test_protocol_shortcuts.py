@@ -123,14 +123,31 @@ def test_assigned_before_agrees_with_the_walk_it_replaced():
     assert ast.unparse(values.assigned_before(ctx, evaluate.body, "y", 40)) == "y.cpu()"
 
 
+# The per-kind walks eval_mode's BodySites replaced with one pass: the reference it must agree with.
+def _eval_calls(node) -> list[ast.Call]:
+    return [site for n in ast.walk(node) if isinstance(n, ast.Call) for site in eval_mode._eval_calls_at(n)]
+
+
+def _train_calls(node) -> list[ast.Call]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and eval_mode._is_train_call(n)]
+
+
+def _no_grad_withs(node) -> list[ast.AST]:
+    return [site for n in ast.walk(node) if isinstance(n, (ast.With, ast.AsyncWith)) for site in eval_mode._no_grad_withs_at(n)]
+
+
+def _has_backward(node) -> bool:
+    return any(eval_mode._is_backward(n) for n in common.walk_list(node) if type(n) is ast.Call)
+
+
 def test_eval_mode_body_sites_agree_with_the_walks_they_replaced():
     tree = ast.parse(CODE)
     for node in [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
         sites = eval_mode._body_sites(common.walk_list(node))
-        assert list(sites.eval_calls) == eval_mode._eval_calls(node)
-        assert list(sites.no_grad_withs) == eval_mode._no_grad_withs(node)
-        assert list(sites.train_calls) == eval_mode._train_calls(node)
-        assert sites.backward == eval_mode._has_backward(node) == any(
+        assert list(sites.eval_calls) == _eval_calls(node)
+        assert list(sites.no_grad_withs) == _no_grad_withs(node)
+        assert list(sites.train_calls) == _train_calls(node)
+        assert sites.backward == _has_backward(node) == any(
             isinstance(n, ast.Call) and eval_mode._is_backward(n) for n in ast.walk(node))
     evaluate = tree.body[5]
     sites = eval_mode._body_sites(common.walk_list(evaluate))

@@ -54,12 +54,6 @@ class EvalFn:
     node: ast.FunctionDef
 
 
-def _has_backward(node) -> bool:
-    """Does this body train (back-propagate, step an optimizer, take a JAX gradient)? (BodySites.backward in one
-    walk with the other sites; this is the reference.)"""
-    return any(_is_backward(n) for n in walk_list(node) if type(n) is ast.Call)
-
-
 def _is_backward(n: ast.Call) -> bool:
     if isinstance(n.func, ast.Attribute):
         if n.func.attr == "backward":
@@ -217,11 +211,7 @@ def _ml_file(view: FileView) -> bool:
     return any(v.lstrip(".").split(".")[0] in ML_IMPORTS for v in view.imports.values())
 
 
-# The per-kind walks BodySites gathers in one pass (the reference tests/test_protocol_shortcuts.py checks it against).
-def _eval_calls(node) -> list[ast.Call]:
-    return [site for n in ast.walk(node) if isinstance(n, ast.Call) for site in _eval_calls_at(n)]
-
-
+# What BodySites gathers in one pass, per node (tests/test_protocol_shortcuts.py keeps the per-kind walks it replaced).
 def _eval_calls_at(n: ast.Call) -> list[ast.Call]:
     """``n`` once if it sets eval mode, once more per deterministic keyword it passes."""
     out = []
@@ -234,17 +224,9 @@ def _eval_calls_at(n: ast.Call) -> list[ast.Call]:
     return out
 
 
-def _train_calls(node) -> list[ast.Call]:
-    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and _is_train_call(n)]
-
-
 def _is_train_call(n: ast.Call) -> bool:
     return (isinstance(n.func, ast.Attribute) and n.func.attr == "train"
             and (not n.args or (isinstance(n.args[0], ast.Constant) and n.args[0].value is True)) and not n.keywords)
-
-
-def _no_grad_withs(node) -> list[ast.AST]:
-    return [site for n in ast.walk(node) if isinstance(n, (ast.With, ast.AsyncWith)) for site in _no_grad_withs_at(n)]
 
 
 def _no_grad_withs_at(n) -> list[ast.AST]:
