@@ -581,3 +581,14 @@ def test_recall_at_k_is_found_under_its_logged_key(tmp_path, r5, status, score):
     (verdict,) = run_repo(repo, use_cache=False).verdicts
     assert (verdict.status.value, verdict.score) == (status, score), verdict.message
     assert ("eval.py", 7) in [(e.file, e.line) for e in verdict.evidence]
+
+
+def test_a_corrupted_imagenet_is_its_own_benchmark():
+    checks = compile_claim(SAU(id="c-D3-001", dimension="D3", claim="Robustness: mCE on ImageNet-C, top-1 on ImageNet")).checks
+    assert sorted((c.rule, c.expect) for c in checks) == [("dataset", "ImageNet"), ("dataset", "ImageNet-C"), ("metric", "accuracy"), ("metric", "mCE")]
+
+
+@pytest.mark.parametrize(("claim", "metric"), [("report sFID", "sFID"), ("validation bits-per-byte", "bits-per-byte"), ("the M4 OWA", "OWA")])
+def test_metrics_of_generation_lm_and_forecasting_papers(claim, metric):
+    checks = compile_claim(SAU(id="m-D3-001", dimension="D3", claim=claim)).checks
+    assert [c.expect for c in checks if c.rule == "metric"] == [metric]
