@@ -220,65 +220,50 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     numbers are not read twice: "3×3 convolutions", Adam's β pair, "(ε, δ) = (8, 1e-5)", "resized to 256 and
     center-cropped to 224", a mel band, a β schedule's ends, "5-way 1-shot", "512-token chunks with a 64-token
     overlap", "top-10 retrieval", a step decay ("decayed by 0.96 every 100K steps")."""
-    kernels = list(_SQUARE_KERNEL.finditer(body))
-    made = [b.add(_value_check("kernel_size", int(m.group("n")))) for m in kernels]
-    body = _blank_spans(body, [m.span("size") for m in kernels])  # "1×1 Conv1d layers": the layer is still named
-    pools = list(_SQUARE_POOL.finditer(body))  # "2×2 average pooling": the pooling window
-    made += [b.add(_value_check("pool_size", [int(m.group("n")), int(m.group("n"))])) for m in pools]
-    body = _blank_spans(body, [m.span("size") for m in pools])
-    pairs = [m for m in _BETA_PAIR.finditer(body) if "betas" in m.group(0).lower() or _OPTIMIZER_WORDS.search(b.claim)
-             or 0.9 <= float(m.group("b1")) < float(m.group("b2")) < 1]  # "β=(0.9, 0.95)": Adam's pair, by its values
-    made += [b.add(_value_check("betas", [_number(m.group("b1")), _number(m.group("b2"))])) for m in pairs]
-    body = _split_tuple_assignments(_blank_spans(body, [m.span() for m in pairs]))
-    crops = list(_RESIZE_THEN_CROP.finditer(body))
-    for m in crops:
-        made += [b.add(_value_check("resize_size", int(m.group("resize")))), b.add(_value_check("image_size", int(m.group("crop"))))]
-    body = _blank_spans(body, [m.span() for m in crops])
-    bands = [m for m in _FREQUENCY_BAND.finditer(body) if re.search(r"\b(?:mel|filterbank|filter bank|spectrogram|band|frequenc\w*)", b.claim, re.IGNORECASE)]
-    for m in bands:
-        scale = 1000 if m.group("unit").lower() == "khz" else 1
-        low_scale = scale if not m.group("lowunit") else (1000 if m.group("lowunit").lower() == "khz" else 1)
-        made += [b.add(_value_check("fmin", numbers.to_number(float(m.group("low")) * low_scale))),
-                 b.add(_value_check("fmax", numbers.to_number(float(m.group("high")) * scale)))]
-    body = _blank_spans(body, [m.span() for m in bands])
-    ends = list(_BETA_RANGE.finditer(body))
-    for m in ends:
-        made += [b.add(_value_check("beta_start", _number(m.group("start")))), b.add(_value_check("beta_end", _number(m.group("end"))))]
-    body = _blank_spans(body, [(m.start("start"), m.end()) for m in ends])
+    made: list[int] = []
+
+    def read(regex: re.Pattern, settings, span=lambda m: m.span(), keep=lambda m: True) -> None:
+        nonlocal body
+        found = [m for m in regex.finditer(body) if keep(m)]
+        made.extend(b.add(_value_check(name, value)) for m in found for name, value in settings(m))
+        body = _blank_spans(body, [span(m) for m in found])
+
+    read(_SQUARE_KERNEL, lambda m: [("kernel_size", int(m.group("n")))], lambda m: m.span("size"))  # "1×1 Conv1d": still named
+    read(_SQUARE_POOL, lambda m: [("pool_size", [int(m.group("n"))] * 2)], lambda m: m.span("size"))  # "2×2 average pooling"
+    read(_BETA_PAIR, lambda m: [("betas", [numbers.parse_number(m.group("b1")), numbers.parse_number(m.group("b2"))])],
+         keep=lambda m: "betas" in m.group(0).lower() or bool(_OPTIMIZER_WORDS.search(b.claim))
+         or 0.9 <= float(m.group("b1")) < float(m.group("b2")) < 1)  # "β=(0.9, 0.95)": Adam's pair, by its values
+    body = _split_tuple_assignments(body)
+    read(_RESIZE_THEN_CROP, lambda m: [("resize_size", int(m.group("resize"))), ("image_size", int(m.group("crop")))])
+    read(_FREQUENCY_BAND, lambda m: [("fmin", _hertz(m.group("low"), m.group("lowunit") or m.group("unit"))),
+                                     ("fmax", _hertz(m.group("high"), m.group("unit")))],
+         keep=lambda m: bool(_SPECTRAL_WORDS.search(b.claim)))
+    read(_BETA_RANGE, lambda m: [("beta_start", numbers.parse_number(m.group("start"))), ("beta_end", numbers.parse_number(m.group("end")))],
+         lambda m: (m.start("start"), m.end()))
     episodes = [(name, m) for name, regex in (("num_ways", _N_WAY), ("num_shots", _K_SHOT)) for m in regex.finditer(body)]
     for name in ("num_ways", "num_shots"):
         found = list(dict.fromkeys(int(m.group("n")) for n, m in episodes if n == name))
         if found:  # "5-way 1-shot and 5-shot": the runs' shots
             made.append(b.add(_value_check(name, found[0] if len(found) == 1 else Sweep(found))))
     body = _blank_spans(body, [m.span() for _, m in episodes])
-    classes = list(_N_WAY_CLASSIFIER.finditer(body))  # "a 100-way classifier": the classes
-    made += [b.add(_value_check("num_classes", int(m.group("n")))) for m in classes]
-    returns = list(_N_STEP_RETURNS.finditer(body))  # "3-step returns"
-    made += [b.add(_value_check("n_step", int(m.group("n")))) for m in returns]
-    body = _blank_spans(body, [m.span() for m in classes + returns])
-    chunks = [(name, m) for name, regex in (("chunk_size", _TOKEN_CHUNKS), ("chunk_overlap", _TOKEN_OVERLAP)) for m in regex.finditer(body)]
-    made += [b.add(_value_check(name, int(m.group("n")))) for name, m in chunks]
-    body = _blank_spans(body, [m.span() for _, m in chunks])
-    retrieved = list(_TOP_RETRIEVED.finditer(body))
-    made += [b.add(_value_check("top_k", int(m.group("n")))) for m in retrieved]
-    body = _blank_spans(body, [m.span("n") for m in retrieved])
-    rounds = list(_EPOCHS_OF_MINIBATCHES.finditer(body))  # PPO: "5 epochs of 4 minibatches per update"
-    for m in rounds:
-        made += [b.add(_value_check("update_epochs", int(m.group("epochs")))), b.add(_value_check("num_minibatches", int(m.group("minibatches"))))]
-    body = _blank_spans(body, [m.span() for m in rounds])
-    arrows = list(_LR_ARROW.finditer(body))  # "peak lr 2e-4 -> 2e-5 (cosine)": the schedule's two ends
-    for m in arrows:
-        made += [b.add(_value_check("learning_rate", _number(m.group("peak")))), b.add(_value_check("min_learning_rate", _number(m.group("floor"))))]
-    body = _blank_spans(body, [m.span() for m in arrows])
-    decays = list(_STEP_DECAY.finditer(body))
-    for m in decays:
-        made.append(b.add(_value_check("lr_decay_rate", _number(m.group("rate")))))
-        if m.group("every"):
-            every = numbers.parse_value(m.group("every"))
-            if isinstance(every, (int, float)) and not isinstance(every, bool):
-                made.append(b.add(_value_check("lr_step_size", every)))
-    body = _blank_spans(body, [m.span() for m in decays])
+    for regex, name in ((_N_WAY_CLASSIFIER, "num_classes"), (_N_STEP_RETURNS, "n_step"), (_TOKEN_CHUNKS, "chunk_size"),
+                        (_TOKEN_OVERLAP, "chunk_overlap")):  # "a 100-way classifier", "3-step returns", "512-token chunks"
+        read(regex, lambda m, name=name: [(name, int(m.group("n")))])
+    read(_TOP_RETRIEVED, lambda m: [("top_k", int(m.group("n")))], lambda m: m.span("n"))
+    read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
+    read(_LR_ARROW, lambda m: [("learning_rate", numbers.parse_number(m.group("peak"))),  # "peak lr 2e-4 -> 2e-5"
+                               ("min_learning_rate", numbers.parse_number(m.group("floor")))])
+    read(_STEP_DECAY, lambda m: [("lr_decay_rate", numbers.parse_number(m.group("rate")))] + (
+        [("lr_step_size", every)] if isinstance(every := numbers.parse_value(m.group("every") or ""), (int, float))
+        and not isinstance(every, bool) else []))
     return made, body
+
+
+_SPECTRAL_WORDS = re.compile(r"\b(?:mel|filterbank|filter bank|spectrogram|band|frequenc\w*)", re.IGNORECASE)
+
+
+def _hertz(value: str, unit: str) -> int | float:
+    return numbers.to_number(float(value) * (1000 if unit.lower() == "khz" else 1))
 
 
 # "5-way 1-shot": a few-shot episode's classes and examples per class
@@ -324,11 +309,6 @@ def _split_tuple_assignments(body: str) -> str:
         written = ", ".join(f"{n} = {v}" for n, v in zip(names, values))
         return written.ljust(len(m.group(0))) if len(written) <= len(m.group(0)) else m.group(0)
     return _TUPLE_ASSIGNMENT.sub(split, body)
-
-
-def _number(raw: str) -> int | float:
-    value = float(raw)
-    return int(value) if value.is_integer() and "e" not in raw.lower() and "." not in raw else value
 
 
 _SQUARE_POOL = re.compile(
@@ -1257,7 +1237,7 @@ def _phrase_right_before(clause: str) -> str | None:
     hit = terms.find_phrase(head) if head else None
     if not hit or _tail_after_phrase(head, hit).strip():
         return None
-    return terms.lexicon_index().get(hit[0].lower(), hit[0]) if hit[0] in set(terms.lexicon_index().values()) or terms.lexicon_index().get(hit[0].lower()) else None
+    return terms.lexicon_index().get(hit[0].lower()) or (hit[0] if hit[0] in terms.canonical_names() else None)
 
 
 def _tail_after_phrase(before: str, phrase: tuple[str, int, int]) -> str:
@@ -1285,12 +1265,6 @@ def _paper_symbol(token: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z](?:_\w+|\d|')?", token)) and token.lower() not in ("a", "i")
 
 
-_EXPLAINS_RANGE = re.compile(
-    r"^(?:this|the|which|it)\s+(?:[\w\-]+\s+){0,2}?(?:function|formula|term|expression|mapping|transform|nonlinearity|activation)?\s*"
-    r"(?:maps|squashes|converts|turns|transforms|bounds|normali[sz]es)\b[^=<>\d]*?\b(?:in|into|to|within)\s+(?:the\s+(?:range|interval)\s+)?"
-    r"[(\[]\s*-?\d+(?:\.\d+)?\s*,\s*-?\d+(?:\.\d+)?\s*[)\]]\s*\.?$",
-    re.IGNORECASE,
-)
 _SYMBOL_GLOSS = re.compile(
     r"^(?P<sym>[^\W\d][\w']{0,7})\s+(?:is|denotes)\s+(?:the\s+|an?\s+)?(?P<phrase>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,3})"
     r"(?P<rest>\s*\(\s*[-+]?\d[^()]*\)\s*)$",
@@ -1680,7 +1654,7 @@ def _inline_assignments(text: str, b: _Builder) -> tuple[list[int], str]:
         if spelled is None and _is_symbol(key) and (named_by := _phrase_right_before(clause)):
             spelled = named_by  # "outer Adam lr β = 0.001", "inner-loop lr α = 0.01": the phrase names the symbol's value
         name = _name_for(key, b.aliases, label=context)
-        canonical = set(terms.lexicon_index().values())
+        canonical = terms.canonical_names()
         if not key.isascii() and name is not None and terms.lexicon_index().get(name.lower()) not in canonical and (
             terms.name_in_context(name, b.fragment, b.claim) not in canonical
         ):
@@ -1989,7 +1963,7 @@ def _formula_constant(setting: str, b: _Builder) -> int | None:
     lexicon = terms.lexicon_index()
     for key in dict.fromkeys(k for k in keys if k):
         named = terms.name_in_context(key, b.fragment, b.claim)
-        if named and named != key and named in lexicon.values() and lexicon.get(key.lower()) != named:
+        if named and named != key and named in terms.canonical_names() and lexicon.get(key.lower()) != named:
             value = numbers.parse_value(raw.strip())
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 index = b.add(ValueCheck(name=named, expect=value))
@@ -2206,7 +2180,7 @@ def _fragment(
         # "LoRA r=8 vs LoRA-SB r=16", "drop_path=0 vs. drop_path=0.1": one parameter set two ways side by side;
         # which one the repo must have is not said, and reading the first would check half the claim
         return Fragment(text, "leftover", "one parameter compared at two values (vs): which one the repo must use is not stated")
-    if dimension == Dimension.methodological and _EXPLAINS_RANGE.match(body) and not context.method_fact(body, "rationale"):
+    if dimension == Dimension.methodological and context.explains_output_range(body):
         # "This logistic function maps the difference to a probability in (0, 1)": what the formula's output is
         return Fragment(text, "context", "rationale: explanation or motivation (the range of a typed formula's output)")
     if dimension == Dimension.methodological and (start := method_claims.init_assignment(body, b.claim, b.aliases)):

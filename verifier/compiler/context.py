@@ -211,6 +211,20 @@ _GLOSS = re.compile(
 )
 
 
+# "This logistic function maps the rating difference to a probability in (0, 1)": the range of a formula's output
+_EXPLAINS_RANGE = re.compile(
+    r"^(?:this|the|which|it)\s+(?:[\w\-]+\s+){0,2}?(?:function|formula|term|expression|mapping|transform|nonlinearity|activation)?\s*"
+    r"(?:maps|squashes|converts|turns|transforms|bounds|normali[sz]es)\b[^=<>\d]*?\b(?:in|into|to|within)\s+(?:the\s+(?:range|interval)\s+)?"
+    r"[(\[]\s*-?\d+(?:\.\d+)?\s*,\s*-?\d+(?:\.\d+)?\s*[)\]]\s*\.?$",
+    re.IGNORECASE,
+)
+
+
+def explains_output_range(text: str) -> bool:
+    """A method claim's sentence that only says what range the formula beside it maps into."""
+    return bool(_EXPLAINS_RANGE.match(text)) and not method_fact(text, "rationale")
+
+
 def method_fact(text: str, category: str) -> str:
     """Why a fragment of a method claim that ``category`` calls context states something a repository
     implements ("" when it really is context). Only rationale and heading categories are re-read; hardware,

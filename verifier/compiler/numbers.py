@@ -128,8 +128,8 @@ def plain_latex_numbers(text: str) -> str:
     "$10^{-5}$" -> "1e-5", "$224\times224$" -> "224×224", "$2{,}048$" -> "2048", "$\eta = 3\times10^{-4}$" ->
     "η = 3e-4". A formula's math span (operators, fractions, functions) is left as it is written."""
     def plain(body: str) -> str:
-        body = _LATEX_SCIENTIFIC.sub(lambda m: f"{m.group('m')}e{m.group('exp').replace(' ', '').replace('−', '-')}", body)
-        body = _LATEX_BARE_POWER.sub(lambda m: f"1e{m.group('exp').replace(' ', '').replace('−', '-')}", body)
+        body = _LATEX_SCIENTIFIC.sub(_scientific, body)
+        body = _LATEX_BARE_POWER.sub(lambda m: f"1e{_exponent(m)}", body)
         body = _LATEX_THOUSANDS.sub("", body)
         body = _LATEX_TIMES.sub("×", body)
         body = re.sub(r"\\%", "%", body)
@@ -138,8 +138,16 @@ def plain_latex_numbers(text: str) -> str:
 
     text = _VALUE_MATH.sub(lambda m: plain(m.group("body")), text)
     # outside math spans, the unambiguous forms only: "5 \times 10^{-4}", "2{,}048", "224\times224"
-    text = _LATEX_SCIENTIFIC.sub(lambda m: f"{m.group('m')}e{m.group('exp').replace(' ', '').replace('−', '-')}", text)
+    text = _LATEX_SCIENTIFIC.sub(_scientific, text)
     return _LATEX_TIMES.sub("×", _LATEX_THOUSANDS.sub("", text))
+
+
+def _exponent(match: re.Match) -> str:
+    return match.group("exp").replace(" ", "").replace("−", "-")
+
+
+def _scientific(match: re.Match) -> str:
+    return f"{match.group('m')}e{_exponent(match)}"
 
 
 def find_numbers(text: str) -> list[Quantity]:

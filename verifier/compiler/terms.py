@@ -44,6 +44,12 @@ def lexicon_apis() -> dict[str, frozenset[str]]:
 
 
 @functools.cache
+def canonical_names() -> frozenset[str]:
+    """The lexicon's canonical parameter names (the values of ``lexicon_index``)."""
+    return frozenset(lexicon_index().values())
+
+
+@functools.cache
 def value_range(canonical: str) -> tuple[float, float] | None:
     """The values ``canonical`` can take (rules/lexicon.yaml ``range``), None when any."""
     entry = _load("lexicon.yaml").get(canonical)
