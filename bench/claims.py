@@ -36,7 +36,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from verifier.compiler import compile_claim  # noqa: E402
+from verifier.compiler import compile_claim, terms  # noqa: E402
 from verifier.draft import draft  # noqa: E402
 from verifier.spec.model import SAU  # noqa: E402
 
@@ -308,6 +308,8 @@ def heldout(path: Path, details: bool) -> dict[str, Any]:
                 unmatched.remove(hit)
             else:
                 wrong.append((check.all_names()[0], expect))
+                if _decided_when_unbound(check, entry["claim"]):
+                    totals.update(values_wrong_decided=1)
         totals.update(values=len(values), values_right=len(values) - len(wrong), values_expected=len(expected),
                       values_found=len(expected) - len(unmatched))
         p_wrong: list[tuple[str, Any]] = []
@@ -343,6 +345,17 @@ def heldout(path: Path, details: bool) -> dict[str, Any]:
     return {"claims": len(entries), "totals": totals, "coverage": per_dim}
 
 
+def _decided_when_unbound(check: Any, claim: str) -> bool:
+    """Would a run decide this value check where the code has no such name? A lexicon name, or one the claim
+    writes as code, is reported missing; a name made from the claim's words is left undecided, for the judge
+    (the engine's rule for guessed names), so a wrong one of those costs a judge call, not a wrong verdict."""
+    lexicon = terms.lexicon_index()
+    names = check.all_names()
+    if any(lexicon.get(n.lower().replace("-", "_")) for n in names):
+        return True
+    return any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", claim) for n in names if "_" in n)
+
+
 def print_heldout(path: Path, details: bool) -> None:
     print(f"\n4. Held-out claims ({path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}): written for areas the compiler was not tuned on")
     result = heldout(path, details)
@@ -355,6 +368,11 @@ def print_heldout(path: Path, details: bool) -> None:
             f"   {label} precision {t[what + '_right']}/{t[what]} = {t[what + '_right'] / max(t[what], 1):.1%}   "
             f"recall {t[what + '_found']}/{t[what + '_expected']} = {t[what + '_found'] / max(t[what + '_expected'], 1):.1%}"
         )
+    if t["values"]:
+        decided = t["values_right"] + t["values_wrong_decided"]
+        print(f"   of the {t['values'] - t['values_right']} wrong value pairs, {t['values_wrong_decided']} are under a lexicon name (decided against the "
+              f"code: precision of decided pairs {t['values_right']}/{decided} = {t['values_right'] / max(decided, 1):.1%}); the rest, names "
+              "made from the claim's words, are left undecided where the code does not use them")
     for dim, counts in sorted(result["coverage"].items()):
         n = sum(counts.values())
         print(f"   coverage {dim}: {n} claims, full {counts['full'] / n:.0%}, partial {counts['partial'] / n:.0%}, none {counts['none'] / n:.0%}")

@@ -12,3 +12,19 @@ def compiled(claim: str, dimension: str = "D2"):
 
 def dumps(result) -> list[dict]:
     return [c.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True) for c in result.checks]
+
+
+def verdict_of(tmp_path, files: dict[str, str], claim: str, dimension: str = "numerical"):
+    """The one verdict of a one-claim spec run over a repo of ``files`` (path -> text) under ``tmp_path``."""
+    import yaml
+
+    from verifier.engine import run_repo
+
+    repo = tmp_path / "repo"
+    repo.mkdir(parents=True)
+    for path, text in files.items():
+        (repo / path).write_text(text)
+    spec = {"version": 1, "paper": {"id": "t"}, "saus": [{"id": "t-D1-001", "dimension": dimension, "claim": claim}]}
+    (repo / "sau.yaml").write_text(yaml.safe_dump(spec))
+    (verdict,) = run_repo(repo, use_cache=False).verdicts
+    return verdict

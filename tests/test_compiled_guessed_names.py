@@ -7,10 +7,9 @@ size 64" with no batch size anywhere) and a name the claim writes as code stay m
 from __future__ import annotations
 
 import pytest
-import yaml
 
+from compiler_helpers import verdict_of
 from verifier.compiler import compile_claim
-from verifier.engine import run_repo
 from verifier.spec.model import SAU
 
 TRAIN = """import argparse
@@ -23,13 +22,7 @@ args = parser.parse_args()
 
 
 def _verdict(tmp_path, claim: str):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "train.py").write_text(TRAIN)
-    spec = {"version": 1, "paper": {"id": "g"}, "saus": [{"id": "g-D1-001", "dimension": "numerical", "claim": claim}]}
-    (repo / "sau.yaml").write_text(yaml.safe_dump(spec))
-    (verdict,) = run_repo(repo, use_cache=False).verdicts
-    return verdict
+    return verdict_of(tmp_path, {"train.py": TRAIN}, claim)
 
 
 def test_the_claim_compiles_to_a_name_of_its_own_words():

@@ -9,9 +9,10 @@ import verifier
 from verifier import rules
 
 PACKAGE = Path(verifier.__file__).resolve().parent
-# Lowest first. results/rules and the index's plain fact records sit at the bottom and are importable everywhere.
+# Lowest first. results/rules, the warning-free parse of foreign Python (pysource) and the index's plain fact
+# records sit at the bottom and are importable everywhere.
 LAYERS = [
-    {"results", "rules", "index.facts", "index.names"},
+    {"results", "rules", "pysource", "index.facts", "index.names"},
     {"spec"},
     {"symbolic"},  # the paper-formula parser: the compiler reads formulas back with the check's own parser
     {"compiler"},

@@ -25,6 +25,7 @@ from sympy.parsing.sympy_parser import parse_expr
 from verifier import rules
 from verifier.index.names import attribute_chain
 from verifier.symbolic.latex import Grad, concat, is_opaque_call, slice_of
+from verifier import pysource
 from verifier.symbolic.core import (  # noqa: F401  (re-exported: the translator's vocabulary)
     MATMUL,
     MATRIX_OPS,
@@ -1296,7 +1297,7 @@ def translate_source(
 ) -> list[FunctionModel]:
     """All functions of a source string (for tests and single files); never executes anything."""
     try:
-        tree = ast.parse(source)
+        tree = pysource.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     return Translator(tree, file, source, pin=pin, structures=structures).all_functions()

@@ -25,6 +25,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from verifier import pysource
 
 MAX_SOURCE = 2000  # characters of expression text we are willing to parse
 MAX_DEPTH = 60  # nesting of the expression tree
@@ -138,7 +139,7 @@ def fold(expr_source: str, env: Mapping[str, object] = _EMPTY) -> FoldResult:
     if len(text) > MAX_SOURCE:
         return FoldResult(False, reason="expression too long to fold")
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = pysource.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return FoldResult(False, reason="not a Python expression")
     return fold_node(tree.body, env)
@@ -159,7 +160,7 @@ def references(expr_source: str) -> tuple[str, ...]:
     if not text or len(text) > MAX_SOURCE:
         return ()
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = pysource.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()
     found: set[str] = set()

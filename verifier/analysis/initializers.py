@@ -15,6 +15,7 @@ from typing import Any
 from verifier import rules
 from verifier.analysis.imports import ModuleMap
 from verifier.index.names import attribute_chain
+from verifier import pysource
 
 SLOTS = ("weight", "bias", "kernel", "scale", "embedding")
 PRIMARY_SLOTS = ("weight", "kernel", "embedding")
@@ -74,7 +75,7 @@ def tensor_parts(text: str) -> list[str]:
 def scheme_of_expr(modules: ModuleMap, path: str, text: str) -> tuple[str, dict[str, Any]] | None:
     """The scheme an expression creates a tensor with, and its raw (unfolded) argument texts."""
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = pysource.parse(text.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return _scheme_of_node(modules, path, node, 0)

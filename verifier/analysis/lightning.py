@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from verifier.index.facts import Definition
+from verifier import pysource
 
 DRIVER_NAME = "<lightning-fit>"
 
@@ -68,7 +69,7 @@ def driver(cls: Definition, defined: set[str], class_source: str) -> ast.Functio
     """The driver's ``ast``, every node placed on the class's ``class`` line (where evidence points)."""
     manual = "automatic_optimization = False" in class_source.replace("  ", " ")
     step_interval = '"interval": "step"' in class_source or "'interval': 'step'" in class_source
-    tree = ast.parse(driver_source(defined, manual, step_interval))
+    tree = pysource.parse(driver_source(defined, manual, step_interval))
     for node in ast.walk(tree):
         if hasattr(node, "lineno"):
             node.lineno = node.end_lineno = cls.span.line

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.index.names import attribute_chain, qualify
+from verifier import pysource
 
 MV_PREFIX = "__MV_"
 ANY_ARGS = "__ANY_ARGS__"
@@ -73,12 +74,12 @@ def compile_pattern(text: str) -> Pattern:
         raise PatternError(f"pattern longer than {MAX_PATTERN} characters")
     src = _prepare(text.strip())
     try:
-        expr = ast.parse(src, mode="eval")
+        expr = pysource.parse(src, mode="eval")
         nodes: tuple[ast.AST, ...] = (expr.body,)
         is_expr = True
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         try:
-            module = ast.parse(src)
+            module = pysource.parse(src)
         except SyntaxError as exc:
             raise PatternError(f"pattern {text!r} is not Python: {exc.msg}") from None
         except (ValueError, RecursionError, MemoryError) as exc:
@@ -271,7 +272,7 @@ def _bodies(tree: ast.AST):
 def compile_where(text: str) -> ast.expr:
     src = _MV.sub(lambda m: MV_PREFIX + m.group(1), str(text))
     try:
-        return ast.parse(src, mode="eval").body
+        return pysource.parse(src, mode="eval").body
     except SyntaxError as exc:
         raise PatternError(f"where clause {text!r} is not an expression: {exc.msg}") from None
     except (ValueError, RecursionError, MemoryError) as exc:

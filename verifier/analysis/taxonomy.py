@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from verifier.index import stubs as index_stubs
 from verifier.index.facts import Definition
 from verifier.results import Evidence
+from verifier import pysource
 
 CAPS = {"implemented": 1.0, "unwired": 0.75, "unrunnable": 0.75, "stub": 0.0, "mention": 0.0}
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__builtins__", "__class__",
@@ -245,7 +246,7 @@ def _file_truncated(ctx, path: str) -> str | None:
     if facts is not None and facts.parse_error is not None:
         return facts.parse_error.reason
     try:
-        ast.parse(ctx.index.source(path))
+        pysource.parse(ctx.index.source(path))
     except SyntaxError as exc:
         return f"syntax error at line {exc.lineno}"
     except (ValueError, RecursionError, MemoryError, OSError):

@@ -96,7 +96,7 @@ def _aliased(ctx: Context, symbol: str) -> list[Definition]:
             target = modules.resolve_in_file(b.span.file, b.expr.strip())
             if target is not None:
                 out.append(target)
-    return sorted(set(out), key=lambda d: (d.span.file, d.span.line))
+    return sorted(set(out), key=lambda d: (d.span.file, d.span.line, d.qualname, d.kind))
 
 
 def _in_scope(ctx: Context, d: Definition, scope: str | None) -> bool:

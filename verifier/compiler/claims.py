@@ -31,6 +31,7 @@ from verifier.spec.model import (
     ProtocolCheck,
     ValueCheck,
 )
+from verifier import pysource
 
 Coverage = Literal["full", "partial", "none"]
 _CHECK_ADAPTER: TypeAdapter = TypeAdapter(Check)
@@ -251,6 +252,9 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
         read(regex, lambda m, name=name: [(name, int(m.group("n")))])
     read(_TOP_RETRIEVED, lambda m: [("top_k", int(m.group("n")))], lambda m: m.span("n"))
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
+    read(_STEPS_PER, lambda m: [("max_episode_steps" if m.group("per").lower().startswith("episode") else "steps_per_epoch",
+                                 numbers.parse_value(m.group("n")))])
+    read(_EPOCHS_OF_ITERATIONS, lambda m: [("epochs", int(m.group("epochs"))), ("steps_per_epoch", numbers.parse_value(m.group("steps")))])
     read(_LR_ARROW, lambda m: [("learning_rate", numbers.parse_number(m.group("peak"))),  # "peak lr 2e-4 -> 2e-5"
                                ("min_learning_rate", numbers.parse_number(m.group("floor")))])
     read(_STEP_DECAY, lambda m: [("lr_decay_rate", numbers.parse_number(m.group("rate")))] + (
@@ -280,6 +284,17 @@ _TOP_RETRIEVED = re.compile(
     re.IGNORECASE,
 )
 _EPOCHS_OF_MINIBATCHES = re.compile(r"(?<![\w.])(?P<epochs>\d{1,3})\s+(?:update\s+)?epochs\s+of\s+(?P<minibatches>\d{1,4})\s+mini-?batches\b", re.IGNORECASE)
+# "25 steps per episode", "250 iterations per epoch": an episode's length, an epoch's size
+_STEPS_PER = re.compile(
+    r"(?<![\w.])(?P<n>\d{1,6}[kK]?)\s+(?:(?:environment|env|time|optimi[sz]ation|training|gradient)\s+)?"
+    r"(?:steps|timesteps|iterations|iters|batches|mini-?batches|updates)\s+(?:per|each|an?)\s+(?P<per>episodes?|epochs?)\b",
+    re.IGNORECASE,
+)
+# "1000 epochs of 250 iterations each": an epoch defined as a fixed number of steps (nnU-Net), not a pass over the data
+_EPOCHS_OF_ITERATIONS = re.compile(
+    r"(?<![\w.])(?P<epochs>\d{1,5})\s+epochs\s+of\s+(?P<steps>\d{1,6}[kK]?)\s+(?:iterations|iters|steps|batches|mini-?batches|updates)\s+each\b",
+    re.IGNORECASE,
+)
 _NUMBER_TEXT = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _LR_ARROW = re.compile(
     rf"\b(?:(?:peak|base|initial|max)\s+)?(?:lr|learning\s+rate)\s*(?:=|:|of)?\s*(?P<peak>{_NUMBER_TEXT})\s*(?:->|→|⟶)\s*(?P<floor>{_NUMBER_TEXT})(?![\w.])",
@@ -528,6 +543,8 @@ class _Builder:
                 kept = [n for n in check.names or [] if lexicon.get(n.lower().replace("-", "_"), name) == name]
                 if kept != (check.names or []):
                     check = check.model_copy(update={"names": kept or None})
+        if isinstance(check, ValueCheck) and check.name and not check.names and (spellings := terms.role_aliases(check.name)):
+            check = check.model_copy(update={"names": spellings})  # server_learning_rate: server_lr, lr_server
         if isinstance(check, ValueCheck) and check.name and not _is_symbol(check.name) and (outside := _outside_range(check)):
             self.out_of_range.append(outside)
             return -1
@@ -868,7 +885,7 @@ def _derived_holds(expression: str, stated: str, claim: str) -> str:
         given[symbol] = float(found.pop())
     product = re.sub(r"(?<=\d)\s*(?=[A-Za-z])", "*", expression)
     try:
-        total = _arithmetic(ast.parse(product.strip(), mode="eval").body, given)
+        total = _arithmetic(pysource.parse(product.strip(), mode="eval").body, given)
     except (SyntaxError, ArithmeticError, KeyError, ValueError, RecursionError, MemoryError):
         return ""
     if abs(total - float(value.group(1))) > 1e-9 * max(1.0, abs(total)):
@@ -1423,9 +1440,21 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             for j, w in enumerate(following):
                 if terms.unit_name(w):
                     name = terms.unit_name(w)
-                    qualifier = _COUNT_QUALIFIERS.get(following[j - 1].lower()) if j else None
+                    modifier = following[j - 1] if j else ""
+                    qualifier = _COUNT_QUALIFIERS.get(modifier.lower())
                     if qualifier and name.startswith("num_"):
                         name = f"num_{qualifier}_{name[4:]}"  # "50 positive samples"
+                    elif modifier.lower() in terms.role_qualifiers():
+                        name = terms.qualified_name(modifier.lower(), terms.canonical_name(name) or name, w.lower())  # "5 local epochs"
+                    elif (re.fullmatch(r"[a-z]{4,}", modifier) and modifier not in _NEUTRAL_COUNT_MODIFIERS
+                          and not modifier.endswith("ed") and name not in ("seeds", "num_seeds", "num_trials")):
+                        known = terms.find_phrase(f"{modifier} {w}")
+                        context = terms.name_in_context(name, f"{modifier} {w}", "")
+                        if known and known[1] == 0:
+                            name = known[0]  # "4 accumulation steps", "100 diffusion steps": a phrase of its own
+                        elif context in (name, None):
+                            name = f"num_{modifier}_{w.lower()}"  # "10 pruning steps", "5 adaptation steps": not the run's steps
+                        # else a context rule reads the modifier ("18 sampling steps" -> sampling_steps)
                     break
         if name is None and q.unit not in _NON_PARAM_UNITS and following:
             phrase_after = terms.find_phrase(" ".join(following))
@@ -1458,6 +1487,8 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         identifier = re.search(r"(?<![\w.])(?P<id>[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)\s*[:=]?\s*$", before)
         if name is None and identifier:  # "colsample_bytree 0.8", "d_model 128": a code identifier names its value
             name = terms.canonical_name(identifier.group("id"), b.aliases)
+        if name == "num_layers" and (part := _layer_part(f"{label or ''}: {before}" if not before.strip() else before, after)):
+            name = f"num_{part}_layers"  # "an 8-layer mapping network", "the discriminator has 4 layers"
         if name in _SHARE_NAMES and q.percent:
             name = _SHARE_NAMES[name]  # "10% warmup": a share of the run, not a step count
         split = _SPLIT_LABELS.get(label.strip().lower()) if label else None
@@ -1547,6 +1578,12 @@ _INTERVAL_VERBS = {
     "logged": "log_interval", "recomputed": "update_interval", "updated": "update_interval", "refreshed": "update_interval",
     "synchronized": "sync_interval", "synced": "sync_interval", "resampled": "resample_interval",
 }  # fmt: skip  # "rankings recomputed every 1,000 interactions" -> update_interval
+_NEUTRAL_COUNT_MODIFIERS = frozenset(
+    "training total gradient optimization optimisation optimizer optimiser update environment agent more additional "
+    "further extra full whole consecutive sequential successive random independent separate different distinct "
+    "transformer convolutional conv linear dense fully recurrent residual attention parallel vectorized vectorised "
+    "simulated evaluation stored saved recorded depth".split()
+)  # "100K training steps", "12 transformer layers": the run's or the model's own count
 _COUNT_QUALIFIERS = {
     "positive": "positive", "negative": "negative", "training": "train", "train": "train", "test": "test",
     "testing": "test", "validation": "val", "val": "val", "calibration": "calibration", "labeled": "labeled",
@@ -1559,6 +1596,22 @@ _MOD_STOP = frozenset(
     "for of in on at to with from by per the a an and or over across into each every than as via after before".split()
 )  # words that end a noun phrase: "4 for view directions" does not count directions
 _AT_POINT = re.compile(r"\bat\s+(?:epochs?|steps?|iterations?|iters?|updates?)\s+$", re.IGNORECASE)
+def _layer_part(before: str, after: str) -> str | None:
+    """The part a layer count is of when the words name one ("2-layer MLP projection head", "mapping network
+    with 8 layers"): its layers are not the model's ``num_layers``."""
+    tail = re.match(r"\s*-?\s*layers?\b(?P<np>(?:\s+[A-Za-z][\w\-]*){0,4})", after, re.IGNORECASE)
+    words = tail.group("np").split() if tail else []
+    lead = re.search(r"(?P<np>(?:[A-Za-z][\w\-]*\s+){1,3})(?:has|with|of|uses|contains|:)?\s*$", before)
+    words += lead.group("np").split() if lead else []
+    for word in words:
+        if word.lower() in _LAYER_PARTS:
+            return word.lower()
+    return None
+
+
+_LAYER_PARTS = frozenset(
+    "head projector predictor mapping discriminator generator critic actor classifier neck tower".split()
+)  # a backbone's, an encoder's or a decoder's layers are the model's own (num_layers, num_encoder_layers)
 _PART_OF = re.compile(r"\b(?:head|projector|predictor|neck|branch|tower|stem)\s+(?:of|with)\s+$", re.IGNORECASE)
 _AT_TIME = re.compile(r"\bat\s+$", re.IGNORECASE)
 _STEP_UNIT_OR_LIST = re.compile(r"\s*(?:(?:iterations?|steps?|epochs?|updates?|iters?)\b|(?:,|and\b|or\b|$))", re.IGNORECASE)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from verifier.compiler.numbers import parse_value
 from verifier.compiler.terms import GREEK_NAMES, ascii_symbol
+from verifier import pysource
 
 _LATEX_CMD = re.compile(r"\\(frac|sqrt|log|exp|sum|mathbb|mathrm|hat|bar|tilde|sigma|alpha|beta|gamma|cdot|left|min|max|lambda|theta|pi|epsilon|mu|nabla)\b")
 _UNTRANSLATABLE = {
@@ -190,7 +191,7 @@ def _bracket_lists(expr: str) -> tuple[str, str]:
 
 def _symbol_names(expr: str) -> tuple[str, ...]:
     try:
-        tree = ast.parse(expr, mode="eval")
+        tree = pysource.parse(expr, mode="eval")
     except SyntaxError:
         return ()
     names = set()
@@ -205,7 +206,7 @@ def _symbol_names(expr: str) -> tuple[str, ...]:
 
 def _valid(expr: str) -> bool:
     try:
-        tree = ast.parse(expr, mode="eval")
+        tree = pysource.parse(expr, mode="eval")
     except (SyntaxError, ValueError, RecursionError):
         return False
     for node in ast.walk(tree):

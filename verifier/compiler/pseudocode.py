@@ -22,6 +22,7 @@ from typing import Any
 from verifier.compiler import formulas
 from verifier.index.names import attribute_chain
 from verifier.spec.model import CallCheck, ExistsCheck, FormulaCheck, OrderCheck
+from verifier import pysource
 
 MIN_CODE_STATEMENTS = 3  # fewer is a sentence with an "=" in it, not a listing
 
@@ -96,7 +97,7 @@ def _parse(code: str) -> ast.Module | None:
         candidates.append(body + " pass")
     for candidate in candidates:
         try:
-            return ast.parse(candidate)
+            return pysource.parse(candidate)
         except (SyntaxError, ValueError, RecursionError, MemoryError):  # CPython raises MemoryError on long prose lines
             continue
     return None

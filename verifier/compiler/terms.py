@@ -189,7 +189,55 @@ def find_phrase(text: str) -> tuple[str, int, int] | None:
     if best is None or not best[2]:
         return None
     canonical = lexicon_index().get(best[2].lower(), best[2])
-    return canonical, best[0] - best[1], best[0]
+    start = best[0] - best[1]
+    role = re.search(r"(?<![a-z0-9])([a-z]+) $", lowered[:start])
+    if role and role.group(1) in role_qualifiers() and name_in_context(canonical, lowered[role.start(1) : best[0]], "") in (canonical, None):
+        # a context rule that reads the role word ("teacher momentum" -> ema_decay) knows better
+        phrase = lowered[start : best[0]].replace(" ", "_")
+        return qualified_name(role.group(1), canonical, phrase), role.start(1), best[0]
+    return canonical, start, best[0]
+
+
+@functools.cache
+def role_qualifiers() -> frozenset[str]:
+    """Words ("server", "discriminator") that make a parameter phrase after them another part's own setting."""
+    return frozenset(str(w).lower() for w in _terms().get("role_qualifiers") or [])
+
+
+def qualified_name(role: str, canonical: str, phrase: str) -> str:
+    """"server" + learning_rate -> server_learning_rate; "inner" + num_steps -> num_inner_steps; a spelling the
+    lexicon knows with its role ("inner_lr") -> the lexicon's own name for it."""
+    lexicon = lexicon_index()
+    for spelling in (f"{role}_{phrase}", f"{phrase}_{role}", f"{role}_{canonical}"):
+        if spelling in lexicon:
+            return lexicon[spelling]
+    if canonical.startswith("num_"):
+        return f"num_{role}_{canonical[4:]}"
+    return f"{role}_{canonical}"
+
+
+def role_aliases(name: str) -> list[str]:
+    """The other spellings code uses for a role-qualified name (server_learning_rate: server_lr, lr_server);
+    empty for any other name."""
+    parts = name.split("_")
+    counted = parts[0] == "num" and len(parts) > 2
+    role = parts[1] if counted else parts[0]
+    if name.lower() in lexicon_index() or role not in role_qualifiers() or len(parts) < 2:
+        return []
+    base = "num_" + "_".join(parts[2:]) if counted else "_".join(parts[1:])
+    if base not in canonical_names():
+        return []
+    entry = _load("lexicon.yaml").get(base)
+    spellings = [str(s) for s in (entry.get("synonyms") or []) if isinstance(s, str)] if isinstance(entry, dict) else []
+    out = [f"{role}_{base}", f"{role}_{base[4:]}"] if counted else [f"{role}_{base}"]
+    if base == "num_layers":
+        out.append(f"{role}_depth")  # mapping_depth, head_depth
+    for spelling in (s.lower() for s in spellings):
+        if len(spelling) <= 4:
+            out += [f"{role}_{spelling}", f"{spelling}_{role}"]  # lr_server, temp_teacher
+        elif base.endswith(spelling):
+            out.append(f"{role}_{spelling}")  # meta_batch_size
+    return [n for n in dict.fromkeys(out) if n != name]
 
 
 # ----- APIs, datasets, metrics ---------------------------------------------------------------------------
@@ -293,7 +341,15 @@ def _protocol_table() -> tuple[tuple[str, str, str, bool], ...]:
                 for spelling in (name, name.upper()) if mixed or word else (name,):
                     phrase = re.sub(r"[_\-]+", " ", spelling.strip()) if exact else _norm_phrase(spelling)
                     out.append((phrase, category, str(canonical), exact))
-    return tuple(sorted(set(out), key=lambda t: (-len(t[0]), t[0])))
+    # one spelling under two entries ("ogbg-molhiv", and HIV's alias ogbg-molhiv): the entry it is the name of
+    # wins, then the first canonical in sort order, never the set's hash order
+    chosen: dict[tuple[str, bool], tuple[tuple[bool, str, str], tuple[str, str, str, bool]]] = {}
+    for phrase, category, canonical, exact in out:
+        rank = (_norm_phrase(canonical) != _norm_phrase(phrase), category, canonical)
+        key = (phrase if exact else phrase.lower(), exact)
+        if key not in chosen or rank < chosen[key][0]:
+            chosen[key] = (rank, (phrase, category, canonical, exact))
+    return tuple(sorted((entry for _, entry in chosen.values()), key=lambda t: (-len(t[0]), t[0], t[1], t[2], t[3])))
 
 
 def find_protocol_terms(text: str) -> list[ApiHit]:

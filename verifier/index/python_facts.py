@@ -35,6 +35,7 @@ from verifier.index.facts import (
     Span,
 )
 from verifier.index.pyfold import Source, fold, number_value, split_lines
+from verifier import pysource
 
 _DATACLASS_DECORATORS = frozenset(
     {"dataclass", "dataclasses.dataclass", "define", "frozen", "mutable", "attrs", "s", "attr.s", "attr.attrs",
@@ -132,7 +133,7 @@ def extract(path: str, text: str, facts: FileFacts, is_package: bool | None = No
 
 def _parse(text: str, lines: list[str]) -> tuple[ast.Module | None, tuple[str, int | None] | None]:
     try:
-        return ast.parse(text), None
+        return pysource.parse(text), None
     except SyntaxError as exc:
         first = (f"syntax error: {exc.msg}", exc.lineno)
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
@@ -140,7 +141,7 @@ def _parse(text: str, lines: list[str]) -> tuple[ast.Module | None, tuple[str, i
     work = list(lines)
     for _ in range(_MAX_REPAIRS):
         try:
-            return ast.parse("\n".join(work)), first
+            return pysource.parse("\n".join(work)), first
         except (ValueError, RecursionError, MemoryError):
             return None, first
         except SyntaxError as exc:

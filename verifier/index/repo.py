@@ -26,6 +26,7 @@ from verifier.index.facts import (
     Launch,
     Note,
 )
+from verifier import pysource
 
 PYTHONISH = (Language.python, Language.notebook)
 
@@ -214,7 +215,7 @@ def parse_tolerant(text: str, max_repairs: int = 20) -> ast.Module | None:
     lines = text.splitlines()
     for _ in range(max_repairs + 1):
         try:
-            return ast.parse("\n".join(lines))
+            return pysource.parse("\n".join(lines))
         except (ValueError, RecursionError, MemoryError):
             return None
         except SyntaxError as exc:

@@ -12,6 +12,7 @@ from pathlib import Path
 import libcst as cst
 
 from verifier.mutate.operators import OPERATORS, Applier, Collector
+from verifier import pysource
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def build_mutants(root: Path, files: list[str], operators: list[str], max_mutant
             discarded["no-op"] += 1
             continue
         try:
-            ast.parse(new_source)
+            pysource.parse(new_source)
         except (SyntaxError, ValueError):
             discarded["does-not-parse"] += 1
             continue

@@ -23,6 +23,7 @@ from verifier.mutate.mutants import Mutant, build_mutants
 from verifier.mutate.operators import OPERATORS
 from verifier.results import Verdict
 from verifier.spec.model import LoadedSpec
+from verifier import pysource
 
 
 @dataclass
@@ -82,7 +83,7 @@ def _ratio(a: int, b: int) -> float | None:
 def _function_spans(root: Path, rel: str, cache: dict) -> list[tuple[int, int]]:
     if rel not in cache:
         try:
-            tree = ast.parse((root / rel).read_text(encoding="utf-8", errors="replace"))
+            tree = pysource.parse((root / rel).read_text(encoding="utf-8", errors="replace"))
             cache[rel] = [
                 (n.lineno, n.end_lineno or n.lineno)
                 for n in ast.walk(tree)

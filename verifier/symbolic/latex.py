@@ -39,6 +39,7 @@ from verifier.symbolic.core import (
     power_too_large,
     sym,
 )
+from verifier import pysource
 
 
 class FormulaSyntaxError(ValueError):
@@ -593,7 +594,7 @@ def literal_size_problem(text: str) -> str | None:
 def _bound_literals(body: str, term: list[tuple[str, int]]) -> None:
     """Reject what SymPy would evaluate without end: huge literals and numeric exponents (power towers)."""
     try:
-        tree = ast.parse(body.replace("^", "**"), mode="eval")
+        tree = pysource.parse(body.replace("^", "**"), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return  # parse_expr reports the syntax error with its position
     try:
@@ -713,7 +714,7 @@ def _parse_piece(body: str, local: dict, term: list[tuple[str, int]]) -> sp.Expr
     _bound_literals(body, term)
     try:
         code = stringify_expr(body, local, dict(_GLOBALS), (auto_number, convert_xor))
-        tree = ast.fix_missing_locations(_FlattenChains().visit(ast.parse(code, mode="eval")))
+        tree = ast.fix_missing_locations(_FlattenChains().visit(pysource.parse(code, mode="eval")))
         # the same eval parse_expr does, of tokens vetted above (names only, no strings, dots or dunders)
         return eval(compile(tree, "<formula>", "eval"), {**_GLOBALS, "__builtins__": {}}, dict(local))
     except FormulaSyntaxError:

@@ -21,6 +21,7 @@ from verifier.analysis.protocol.common import evidence, sorted_evidence, text_of
 from verifier.compiler.protocol_claims import family_of, gpu_statements, hardware_lexicon  # one reading of GPUs
 from verifier.index.facts import BindingKind, FileRole, Language
 from verifier.results import CheckResult, Status
+from verifier import pysource
 
 KIND = "protocol"
 DYNAMIC = -1  # a count no file fixes
@@ -411,7 +412,7 @@ def _literal_count(expr: str) -> int | None:
     """A keyword argument's source text as a count: ``8``, ``[0, 1]``, ``"0,1"``; DYNAMIC for ``-1`` / ``"auto"`` /
     a name; None when it is not about devices (``"cpu"``)."""
     try:
-        node = ast.parse(expr.strip(), mode="eval").body
+        node = pysource.parse(expr.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return DYNAMIC
     if isinstance(node, ast.Constant):

@@ -445,7 +445,7 @@ def _skipping_initial(ctx, scope, rule: dict, expect: str) -> list[Found]:
                 ):
                     out.append(Found(0, "pass", 1.0, f"{entry['name']} taken after the initial step (`{ast.unparse(node)[:80]}`)",
                                      view.path, node.lineno, node.end_lineno or node.lineno))
-    return sorted(set(out), key=lambda f: (f.file, f.line))
+    return sorted(set(out), key=lambda f: (f.file, f.line, f.rank, f.message))
 
 
 def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:

@@ -26,6 +26,7 @@ from verifier.analysis.protocol.common import (
     views_mentioning,
 )
 from verifier.results import CheckResult, Status
+from verifier import pysource
 
 KIND = "protocol"
 _QKV = ("query", "key", "value")
@@ -181,7 +182,7 @@ def _folded_kwarg(ctx, site) -> tuple[object, tuple[str, int] | None] | None:
     """What the value resolver leaves (``args.targets.split(",")``), folded here; None when still unknown."""
     text = next((v for k, v in site.kwargs if k == "target_modules"), None)
     try:
-        expr = ast.parse(text, mode="eval").body if text else None
+        expr = pysource.parse(text, mode="eval").body if text else None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if expr is None:

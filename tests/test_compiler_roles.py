@@ -1,0 +1,127 @@
+"""A value said of one part ("server learning rate", "local epochs", "an 8-layer mapping network", "10 pruning
+steps") is that part's own setting. Compiled under the main parameter's name it would be compared with the
+main optimizer's lr, the model's depth, the run's steps: a wrong verdict on a faithful repo. It gets a name of
+its own, with the spellings code uses for it, binds only those, and is left undecided when none is there."""
+
+from __future__ import annotations
+
+import pytest
+
+from compiler_helpers import verdict_of
+from verifier.compiler import compile_claim
+from verifier.spec.model import SAU
+
+
+def checks(claim: str, dimension: str = "D1") -> list[tuple]:
+    result = compile_claim(SAU(id="r-D1-001", dimension=dimension, claim=claim))
+    return [(c.name, tuple(c.names or ()), c.expect) for c in result.checks if c.kind == "value"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("server learning rate 1.0", [("server_learning_rate", ("server_lr", "lr_server"), 1)]),
+        ("local epochs E=5", [("local_epochs", (), 5)]),
+        ("5 local epochs", [("local_epochs", (), 5)]),
+        ("server momentum 0.9", [("server_momentum", (), 0.9)]),
+        ("discriminator lr 4e-4", [("discriminator_learning_rate", ("discriminator_lr", "lr_discriminator"), 0.0004)]),
+        ("meta-batch size 4", [("meta_minibatch_size", ("meta_batch_size",), 4)]),
+        ("student temperature 0.1", [("student_temperature", ("student_temp", "temp_student"), 0.1)]),
+        ("head learning rate 1e-3", [("head_learning_rate", ("head_lr", "lr_head"), 0.001)]),
+    ],
+)
+def test_a_role_word_before_the_parameter_names_that_part_s_setting(claim, expected):
+    assert checks(claim) == expected
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("teacher momentum 0.996", [("ema_decay", (), 0.996)]),  # the context rule reads the role: an EMA decay
+        ("inner learning rate 0.01", [("inner_lr", (), 0.01)]),  # the lexicon's own name for the role's lr
+        ("60K meta-iterations", [("num_steps", (), 60000)]),  # MAML's outer loop is the training run
+        ("head dim 64", [("head_dim", (), 64)]),  # a phrase of its own, matched whole
+        ("learning rate 3e-4", [("learning_rate", (), 0.0003)]),
+        ("100K training steps", [("num_steps", (), 100000)]),
+    ],
+)
+def test_known_phrases_and_unqualified_parameters_keep_their_names(claim, expected):
+    assert checks(claim) == expected
+
+
+@pytest.mark.parametrize(
+    ("claim", "name"),
+    [
+        ("an 8-layer mapping network", "num_mapping_layers"),
+        ("mapping network with 8 layers", "num_mapping_layers"),
+        ("a 2-layer MLP projection head", "num_head_layers"),
+        ("the discriminator has 4 layers", "num_discriminator_layers"),
+    ],
+)
+def test_the_layers_of_a_named_part_are_not_the_model_s(claim, name):
+    ((got, names, _),) = checks(claim)
+    assert got == name
+    part = name[len("num_"):-len("_layers")]
+    assert names == (f"{part}_num_layers", f"{part}_layers", f"{part}_depth")
+
+
+@pytest.mark.parametrize("claim", ["a 6-layer Transformer encoder", "12 layers, hidden size 768", "12 transformer layers"])
+def test_the_model_s_own_layers_stay_num_layers(claim):
+    assert checks(claim)[0][:1] == ("num_layers",)
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("cubic schedule over 10 pruning steps", ("num_pruning_steps", 10)),
+        ("5 adaptation steps", ("num_adaptation_steps", 5)),
+        ("4 accumulation steps", ("gradient_accumulation_steps", 4)),  # a phrase of its own
+        ("18 sampling steps", ("sampling_steps", 18)),  # the context rule reads "sampling"
+        ("25 steps per episode", ("max_episode_steps", 25)),
+        ("episode length 400", ("max_episode_steps", 400)),
+        ("250 iterations per epoch", ("steps_per_epoch", 250)),
+        ("1 ppo epoch", ("update_epochs", 1)),
+    ],
+)
+def test_a_count_s_modifier_says_which_count_it_is(claim, expected):
+    assert [(n, v) for n, _, v in checks(claim)] == [expected]
+
+
+def test_epochs_of_a_fixed_number_of_iterations():
+    assert [(n, v) for n, _, v in checks("1000 epochs of 250 iterations each, deep supervision at 4 scales")][:2] == [
+        ("epochs", 1000), ("steps_per_epoch", 250)]
+
+
+def test_seeds_with_a_modifier_are_still_the_runs():
+    result = compile_claim(SAU(id="r-D3-001", dimension="D3", claim="3 sampling seeds at temperature 0.7"))
+    assert [(c.kind, getattr(c, "rule", None), c.expect) for c in result.checks][0] == ("protocol", "seeds", 3)
+
+
+FEDAVG = """import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--lr", type=float, default=0.01)
+parser.add_argument("--server_lr", type=float, default=1.0)
+parser.add_argument("--epochs", type=int, default=200)
+args = parser.parse_args()
+"""
+
+
+def _verdict(tmp_path, claim: str):
+    return verdict_of(tmp_path, {"fedavg.py": FEDAVG}, claim)
+
+
+def test_a_role_value_binds_the_part_s_own_name_not_the_main_one(tmp_path):
+    verdict = _verdict(tmp_path, "server learning rate 1.0")
+    assert (verdict.status.value, verdict.score) == ("pass", 1.0)
+    assert [(e.file, e.line) for e in verdict.evidence][:1] == [("fedavg.py", 5)]
+    (tmp_path / "drifted").mkdir()
+    drifted = _verdict(tmp_path / "drifted", "server learning rate 0.1")  # not the main lr's 0.01 either
+    assert (drifted.status.value, drifted.score) == ("partial", 0.25)  # a tenth of the stated value
+    assert [(e.file, e.line) for e in drifted.evidence][:1] == [("fedavg.py", 5)]
+
+
+def test_a_role_value_the_code_does_not_name_is_undecided_not_compared_with_the_main_one(tmp_path):
+    verdict = _verdict(tmp_path, "local epochs E=5")  # the repo has `epochs = 200`, the global rounds' count
+    assert (verdict.status.value, verdict.score) == ("unverified", None)
+    assert "a name made from the claim's words" in verdict.checks[0].message
