@@ -125,3 +125,44 @@ def test_a_role_value_the_code_does_not_name_is_undecided_not_compared_with_the_
     verdict = _verdict(tmp_path, "local epochs E=5")  # the repo has `epochs = 200`, the global rounds' count
     assert (verdict.status.value, verdict.score) == ("unverified", None)
     assert "a name made from the claim's words" in verdict.checks[0].message
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("mixing-network embedding dimension 32", [("mixing_hidden_size", 32)]),
+        ("hypernetwork hidden size 64", [("hypernetwork_hidden_size", 64)]),
+        ("value network learning rate 1e-3", [("critic_learning_rate", 0.001)]),  # value_lr: the lexicon's critic lr
+        ("policy network lr 3e-4", [("actor_learning_rate", 0.0003)]),
+        ("the network hidden size 256", [("hidden_size", 256)]),  # the model itself
+        ("rollout batch 512 prompts", [("rollout_minibatch_size", 512)]),
+        ("the center momentum m = 0.9", [("center_momentum", 0.9)]),
+    ],
+)
+def test_a_named_network_s_setting_is_its_own(claim, expected):
+    assert [(n, v) for n, _, v in checks(claim)] == expected
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("batches of 32 episodes", [("minibatch_size", 32)]),
+        ("meta-batch of 4 tasks", [("meta_minibatch_size", 4)]),
+        ("at most 200 epochs, stopping after 16 epochs without validation improvement", [("epochs", 200), ("patience", 16)]),
+        ("early stopping if no validation improvement for 10 epochs", [("patience", 10)]),
+        ("XGBoost with early stopping after 50 rounds without improvement", [("early_stopping_rounds", 50)]),
+        ("output stride 16", [("output_stride", 16)]),
+        ("retrieve the top-5 passages", [("top_k", 5)]),
+        ("top-20 and top-100 retrieval accuracy on the dev sets", []),  # metrics, not how many are retrieved
+        # the label's "(35 classes)" has its own number: it does not name the next fragment's
+        ("Speech Commands v2 (35 classes): 1 s inputs, 40 MFCCs", []),
+    ],
+)
+def test_settings_with_a_shape_of_their_own(claim, expected):
+    assert [(n, v) for n, _, v in checks(claim)] == expected
+
+
+def test_a_list_of_shots_is_every_run_s_shot():
+    result = compile_claim(SAU(id="r-D3-001", dimension="D3", claim="5-way 1-shot and 5-shot accuracy over 600 test episodes"))
+    shots = [c for c in result.checks if c.kind == "value" and c.name == "num_shots"]
+    assert [list(c.sweep) for c in shots] == [[1, 5]]

@@ -241,7 +241,9 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
          keep=lambda m: bool(_SPECTRAL_WORDS.search(b.claim)))
     read(_BETA_RANGE, lambda m: [("beta_start", numbers.parse_number(m.group("start"))), ("beta_end", numbers.parse_number(m.group("end")))],
          lambda m: (m.start("start"), m.end()))
-    episodes = [(name, m) for name, regex in (("num_ways", _N_WAY), ("num_shots", _K_SHOT)) for m in regex.finditer(body)]
+    episodes = [(name, m) for name, regex in (("num_ways", _N_WAY), ("num_shots", _K_SHOT), ("num_shots", _K_SHOT_LISTED))
+                for m in regex.finditer(body)]
+    episodes.sort(key=lambda e: e[1].start())
     for name in ("num_ways", "num_shots"):
         found = list(dict.fromkeys(int(m.group("n")) for n, m in episodes if n == name))
         if found:  # "5-way 1-shot and 5-shot": the runs' shots
@@ -252,6 +254,9 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
         read(regex, lambda m, name=name: [(name, int(m.group("n")))])
     read(_TOP_RETRIEVED, lambda m: [("top_k", int(m.group("n")))], lambda m: m.span("n"))
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
+    read(_BATCHES_OF, lambda m: [("minibatch_size", int(m.group("n")))])
+    read(_NO_IMPROVEMENT, lambda m: [("early_stopping_rounds" if "round" in m.group(0).lower() else "patience",
+                                      int(m.group("n") or m.group("n2")))])  # boosting counts rounds
     read(_STEPS_PER, lambda m: [("max_episode_steps" if m.group("per").lower().startswith("episode") else "steps_per_epoch",
                                  numbers.parse_value(m.group("n")))])
     read(_EPOCHS_OF_ITERATIONS, lambda m: [("epochs", int(m.group("epochs"))), ("steps_per_epoch", numbers.parse_value(m.group("steps")))])
@@ -273,6 +278,8 @@ def _hertz(value: str, unit: str) -> int | float:
 # "5-way 1-shot": a few-shot episode's classes and examples per class
 _N_WAY = re.compile(r"(?<![\w.])(?P<n>\d{1,4})-way\b(?!\s+(?:classifier|classification|softmax|head|output|linear))", re.IGNORECASE)
 _K_SHOT = re.compile(r"(?<![\w.])(?P<n>\d{1,4})-shot\b(?!\s+(?:accuracy|performance|results?|prompt))", re.IGNORECASE)
+# "1-shot and 5-shot accuracy": the second shot of a list is a run's too, though "accuracy" follows it
+_K_SHOT_LISTED = re.compile(r"(?:(?<=-shot and )|(?<=-shot or )|(?<=-shot, ))(?P<n>\d{1,4})-shot\b", re.IGNORECASE)
 _N_WAY_CLASSIFIER = re.compile(r"(?<![\w.])(?P<n>\d{1,5})-way\s+(?:classifier|classification|softmax|head|output|linear)\b", re.IGNORECASE)
 _N_STEP_RETURNS = re.compile(r"(?<![\w.])(?P<n>\d{1,3})-step\s+(?:returns?|bootstrap\w*|td\s+targets?|targets?)\b", re.IGNORECASE)
 # "512-token chunks with a 64-token overlap": a retrieval corpus' chunking
@@ -280,10 +287,23 @@ _TOKEN_CHUNKS = re.compile(r"(?<![\w.])(?P<n>\d{2,5})[- ](?:token|word)\s+(?:chu
 _TOKEN_OVERLAP = re.compile(r"(?<![\w.])(?P<n>\d{1,4})[- ](?:token|word)\s+overlap\b", re.IGNORECASE)
 # "top-10 retrieval", "the top-5 passages": how many are retrieved (never "top-1 accuracy", a metric)
 _TOP_RETRIEVED = re.compile(
-    r"\btop-(?P<n>\d{1,4})\s+(?:retriev\w*|passages?|documents?|docs|chunks?|candidates?|neighbou?rs|items?|results?)\b",
+    r"\btop-(?P<n>\d{1,4})\s+(?:retriev\w*|passages?|documents?|docs|chunks?|candidates?|neighbou?rs|items?|results?)\b"
+    r"(?!\s+(?:accuracy|recall|precision|hit|hits|success|ndcg|mrr)\b)",  # "top-100 retrieval accuracy": a metric
     re.IGNORECASE,
 )
 _EPOCHS_OF_MINIBATCHES = re.compile(r"(?<![\w.])(?P<epochs>\d{1,3})\s+(?:update\s+)?epochs\s+of\s+(?P<minibatches>\d{1,4})\s+mini-?batches\b", re.IGNORECASE)
+# "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks)
+_BATCHES_OF = re.compile(
+    r"(?<![\w-])(?<!meta )(?<!meta-)(?:mini-?)?batch(?:es)?\s+of\s+(?P<n>\d{1,6})\s+"
+    r"(?:episodes|sequences|seqs|trajectories|samples|images|examples|graphs|molecules|sentences|prompts|transitions|clips)\b",
+    re.IGNORECASE,
+)
+# "stopping after 16 epochs without validation improvement", "no improvement for 10 epochs": early stopping's patience
+_NO_IMPROVEMENT = re.compile(
+    r"\bafter\s+(?P<n>\d{1,4})\s+(?:epochs?|evaluations?|rounds?|checks?)\s+(?:without|with\s+no)\s+(?:\w+\s+){0,2}improvement\b"
+    r"|\bno\s+(?:\w+\s+){0,2}improvement\s+(?:for|in|over)\s+(?P<n2>\d{1,4})\s+(?:consecutive\s+)?(?:epochs?|evaluations?|rounds?)\b",
+    re.IGNORECASE,
+)
 # "25 steps per episode", "250 iterations per epoch": an episode's length, an epoch's size
 _STEPS_PER = re.compile(
     r"(?<![\w.])(?P<n>\d{1,6}[kK]?)\s+(?:(?:environment|env|time|optimi[sz]ation|training|gradient)\s+)?"
@@ -1674,6 +1694,8 @@ def _label_phrase(label: str) -> tuple[str, int, int] | None:
     text = terms.normalise_phrase(terms.ascii_symbol(singular))
     if " " not in text[hit[1] : hit[2]] and hit[2] < len(text.rstrip()) - 1:
         return None
+    if re.search(r"\d[\d.,]*\s*$", text[: hit[1]]):
+        return None  # "Speech Commands v2 (35 classes)": the label gives the phrase its own number, not the next one
     return hit
 
 

@@ -191,11 +191,20 @@ def find_phrase(text: str) -> tuple[str, int, int] | None:
     canonical = lexicon_index().get(best[2].lower(), best[2])
     start = best[0] - best[1]
     role = re.search(r"(?<![a-z0-9])([a-z]+) $", lowered[:start])
-    if role and role.group(1) in role_qualifiers() and name_in_context(canonical, lowered[role.start(1) : best[0]], "") in (canonical, None):
+    network = re.search(r"(?<![a-z0-9])([a-z]{3,}) (?:network|net) $", lowered[:start])
+    if network and network.group(1) not in _NOT_PARTS:
+        role = network  # "mixing network embedding dimension", "value network learning rate": that network's own
+    if role and (role is network or role.group(1) in role_qualifiers()) and name_in_context(canonical, lowered[role.start(1) : best[0]], "") in (canonical, None):
         # a context rule that reads the role word ("teacher momentum" -> ema_decay) knows better
         phrase = lowered[start : best[0]].replace(" ", "_")
         return qualified_name(role.group(1), canonical, phrase), role.start(1), best[0]
     return canonical, start, best[0]
+
+
+_NOT_PARTS = frozenset(
+    "the this that our their its each every whole entire full same main base shared neural deep whole overall "
+    "backbone".split()
+)  # "the network's hidden size", "the neural network learning rate": the model itself
 
 
 @functools.cache
@@ -208,9 +217,11 @@ def qualified_name(role: str, canonical: str, phrase: str) -> str:
     """"server" + learning_rate -> server_learning_rate; "inner" + num_steps -> num_inner_steps; a spelling the
     lexicon knows with its role ("inner_lr") -> the lexicon's own name for it."""
     lexicon = lexicon_index()
-    for spelling in (f"{role}_{phrase}", f"{phrase}_{role}", f"{role}_{canonical}"):
+    entry = _load("lexicon.yaml").get(canonical)
+    short = [str(s).lower() for s in (entry.get("synonyms") or []) if len(str(s)) <= 4] if isinstance(entry, dict) else []
+    for spelling in (f"{role}_{phrase}", f"{phrase}_{role}", f"{role}_{canonical}", *(f"{role}_{s}" for s in short)):
         if spelling in lexicon:
-            return lexicon[spelling]
+            return lexicon[spelling]  # "value network lr" -> value_lr, the critic's learning rate
     if canonical.startswith("num_"):
         return f"num_{role}_{canonical[4:]}"
     return f"{role}_{canonical}"
