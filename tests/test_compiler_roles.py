@@ -166,3 +166,23 @@ def test_a_list_of_shots_is_every_run_s_shot():
     result = compile_claim(SAU(id="r-D3-001", dimension="D3", claim="5-way 1-shot and 5-shot accuracy over 600 test episodes"))
     shots = [c for c in result.checks if c.kind == "value" and c.name == "num_shots"]
     assert [list(c.sweep) for c in shots] == [[1, 5]]
+
+
+def test_a_schedule_of_something_else_than_the_lr_is_that_quantity_s_setting(tmp_path):
+    claim = "guidance_weight=120000 with cosine scheduler for guidance intensity during control optimization"
+    result = compile_claim(SAU(id="r-D1-001", dimension="D1", claim=claim))
+    assert result.coverage == "full"
+    assert [(c.kind, getattr(c, "name", None), getattr(c, "expect", None)) for c in result.checks] == [
+        ("value", "guidance_scale", 120000), ("value", "guidance_schedule", "cosine")]
+    assert not [c for c in result.checks if c.kind == "call"]  # no LR scheduler is claimed
+    verdict = verdict_of(tmp_path, {"guide.py": 'guidance_scheduler = "linear"\n'}, "cosine scheduler for guidance intensity")
+    assert (verdict.status.value, verdict.score) == ("mismatch", 0.0)
+    assert [(e.file, e.line) for e in verdict.evidence][:1] == [("guide.py", 1)]
+
+
+@pytest.mark.parametrize(("code", "status"), [('boundary_condition = "no_slip"\n', "pass"), ('boundary_condition = "periodic"\n', "mismatch")])
+def test_a_hyphenated_boundary_condition_is_a_string_setting(tmp_path, code, status):
+    assert checks("fluid-solid coupling with no-slip boundary conditions at obstacles") == [("boundary_condition", (), "no-slip")]
+    verdict = verdict_of(tmp_path, {"sim.py": code}, "no-slip boundary conditions at obstacles")
+    assert verdict.status.value == status
+    assert [(e.file, e.line) for e in verdict.evidence][:1] == [("sim.py", 1)]

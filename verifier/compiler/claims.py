@@ -1159,7 +1159,7 @@ def _string_setting_regex() -> re.Pattern | None:
     if not names:
         return None
     alternatives = "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?:^|(?<=[,:;(]\s)|(?<=\d\s)|(?<=\busing\s)|(?<=\bwith\s)|(?<=\ba\s))(?P<value>[A-Za-z][A-Za-z]*\d*(?:\.\d+)?)\s+(?P<name>{alternatives})\b", re.IGNORECASE)
+    return re.compile(rf"(?:^|(?<=[,:;(]\s)|(?<=\d\s)|(?<=\busing\s)|(?<=\bwith\s)|(?<=\ba\s))(?P<value>[A-Za-z][A-Za-z]*(?:-[A-Za-z]+)?\d*(?:\.\d+)?)\s+(?P<name>{alternatives})\b", re.IGNORECASE)
 
 
 @functools.cache
@@ -1812,14 +1812,22 @@ def _api_checks(text: str, b: _Builder) -> list[int]:
     hits = terms.find_apis(text)
     named = [h for h in hits if not any(text[h.start : h.end].lower() in name for name in b.baselines)]
     kept = []
+    made = []
     for h in named:
         why = mentions.not_a_call(text, h, b.claim)
+        kind = re.match(r"[a-z]+", text[h.start : h.end].lower())
         if why is None:
             kept.append(h)
+        elif (other := mentions.scheduled_quantity(text, h)) and kind and kind.group(0) in _SCHEDULE_KINDS:
+            # "cosine scheduler for guidance intensity": the guidance's schedule, a setting, not an LR scheduler call
+            quantity = re.sub(r"\W+", "_", other)
+            made.append(b.add(ValueCheck(name=f"{quantity}_schedule", names=[f"{quantity}_scheduler"], expect=kind.group(0))))
         elif why:
             b.api_notes.append(why)
-    named = kept
-    return [b.add(CallCheck(target=h.target)) for h in named]
+    return made + [b.add(CallCheck(target=h.target)) for h in kept]
+
+
+_SCHEDULE_KINDS = frozenset("cosine linear exponential step constant polynomial sigmoid quadratic".split())
 
 
 def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None) -> list[int]:

@@ -69,6 +69,11 @@ _LR_WORDS = re.compile(r"\b(?:lr|learning[\s-]rates?|optimi[sz]ers?|warm-?up)\b"
 _SCHEDULED = re.compile(r"\b(?:guidance|noise|beta|temperature|kl|tau|sigma|teacher[\s-]forcing|mask(?:ing)? ratio)\b", re.IGNORECASE)
 
 
+def scheduled_quantity(text: str, hit: terms.ApiHit) -> str:
+    """What the scheduler named at ``hit`` schedules when that is not the learning rate ("guidance"); ""."""
+    return _other_schedule(text) if hit.category.startswith("scheduler") else ""
+
+
 def _other_schedule(text: str) -> str:
     """What a schedule named in the text schedules when that is not the learning rate ("cosine scheduler for
     guidance intensity"); "" when the text speaks of the learning rate or names nothing else."""
