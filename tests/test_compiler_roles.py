@@ -186,3 +186,9 @@ def test_a_hyphenated_boundary_condition_is_a_string_setting(tmp_path, code, sta
     verdict = verdict_of(tmp_path, {"sim.py": code}, "no-slip boundary conditions at obstacles")
     assert verdict.status.value == status
     assert [(e.file, e.line) for e in verdict.evidence][:1] == [("sim.py", 1)]
+
+
+def test_a_context_word_renames_only_the_value_it_is_said_of():
+    # "before learning" is said of the 25K random steps, not of the run's 10^6 environment steps
+    claim = "TD3: batch 256, $10^6$ environment steps with $25\\mathrm{K}$ random steps before learning"
+    assert [(n, v) for n, _, v in checks(claim)] == [("minibatch_size", 256), ("num_steps", 1000000), ("learning_starts", 25000)]

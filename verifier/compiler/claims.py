@@ -516,6 +516,7 @@ class _Builder:
     lead_name: str | None = None  # "Target risk threshold; ... = 0.4": the claim's first words name its value
     lead_value: Any = None  # ... and that value, stated last
     previous_name: str | None = None  # the name the previous fragment of the sentence gave its value
+    window: str | None = None  # the words of the value being added, between its neighbours (see _named_numbers)
     baselines: frozenset[str] = frozenset()  # lower-cased names the claim compares against (not API calls)
     api_notes: list[str] = field(default_factory=list)  # why an API the fragment names is not a call check
     shape_symbols: dict[str, str] = field(default_factory=dict)  # "P ∈ ℝ^{l×D}": l is the prompt length
@@ -551,7 +552,8 @@ class _Builder:
         if isinstance(check, ValueCheck) and check.name in self.shape_symbols and check.name not in self.aliases:
             check = check.model_copy(update={"name": self.shape_symbols[check.name], "names": None})
         if isinstance(check, ValueCheck) and check.name not in self.aliases:
-            around = self.fragment if self._written_as_code(check.name) else f"{self.label} {self.fragment}"
+            own = self.fragment if self.window is None else self.window
+            around = own if self._written_as_code(check.name) else f"{self.label} {own}"
             name = terms.name_in_context(check.name, around, self.claim)
             if name is None:
                 self.ambiguous.append(check.name)
@@ -1338,7 +1340,8 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
     shape_end = -1
     at_point = False  # inside "at epochs 30, 60 and 80": points in time, not values
     points: list[tuple[numbers.Quantity, str]] = []  # ... and the text before each
-    for i, q in enumerate(numbers.find_numbers(body)):
+    found = numbers.find_numbers(body)
+    for i, q in enumerate(found):
         if q.start < shape_end:
             continue  # a later dimension of a shape read below
         before = body[last_end : q.start]
@@ -1556,7 +1559,13 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         if i == 0 and not body[: q.start].strip() and _ends_a_number_list(b):
             unnamed.append(q.raw)  # "at 0, 1, 2, 3 levels": the noun counts the list, not its last item
             continue
+        # the words between this value's neighbours are its own: "10^6 environment steps with 25K random steps
+        # before learning" says "before learning" of the 25K, not of the 10^6
+        # (and the fragment's label and lead, which say what all its values are of: "DDIM inference: 50 steps ...")
+        own = body[found[i - 1].end if i else 0 : found[i + 1].start if i + 1 < len(found) else len(body)]
+        b.window = f"{label or ''} {body[: found[0].start]} {own}" if len(found) > 1 else None
         made.append(b.add(_value_check(name, q.value)))
+        b.window = None
         paired = re.match(r"\s*[A-Za-z][\w\-]*/(?P<other>[A-Za-z][\w\-]*)\b", after)
         other = terms.find_phrase(paired.group("other")) if paired else None
         if other and other[1] == 0 and other[0] != name:  # "5% FPR/FNR": the value of both
