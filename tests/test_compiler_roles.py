@@ -192,3 +192,32 @@ def test_a_context_word_renames_only_the_value_it_is_said_of():
     # "before learning" is said of the 25K random steps, not of the run's 10^6 environment steps
     claim = "TD3: batch 256, $10^6$ environment steps with $25\\mathrm{K}$ random steps before learning"
     assert [(n, v) for n, _, v in checks(claim)] == [("minibatch_size", 256), ("num_steps", 1000000), ("learning_starts", 25000)]
+
+
+def test_a_per_device_batch_makes_the_effective_batch_the_global_one():
+    claim = ("Instruction tuning with a cosine schedule peaking at 1e-5 and warmup over the first 5% of steps, an "
+             "effective batch size of 128 (8 GPUs × 4 per device × 4 accumulation steps), and packed sequences of 4,096 tokens.")
+    assert sorted((n, v) for n, _, v in checks(claim)) == sorted([
+        ("learning_rate", 1e-05), ("warmup_ratio", 0.05), ("minibatch_size", 4), ("global_batch_size", 128),
+        ("gradient_accumulation_steps", 4), ("max_seq_length", 4096)])
+    # without a per-device batch, the batch a claim states is the one the code's batch_size holds
+    assert checks("global batch size 256") == [("minibatch_size", (), 256)]
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("the student temperature is $\\tau_s = 0.1$", ("student_temperature", 0.1)),
+        ("teacher temperature $\\tau_t = 0.04$", ("teacher_temperature", 0.04)),
+        ("the learning rate is $\\eta = 0.1$", ("learning_rate", 0.1)),
+        ("lambda_VAE=1", ("lambda_vae", 1)),  # a code name, not a subscripted Greek letter
+    ],
+)
+def test_a_phrase_names_the_subscripted_symbol_after_it(claim, expected):
+    assert [(n, v) for n, _, v in checks(claim)][:1] == [expected]
+
+
+def test_an_mae_decoder_is_the_masked_autoencoder_not_the_metric():
+    result = compile_claim(SAU(id="r-D1-001", dimension="D1", claim="MAE decoder depth 8, decoder embed dim 512"))
+    assert not [c for c in result.checks if c.kind == "protocol"]
+    assert [(c.name, c.expect) for c in result.checks] == [("num_decoder_layers", 8), ("decoder_hidden_size", 512)]

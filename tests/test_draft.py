@@ -274,8 +274,8 @@ def test_prose_inline_math_respectively_lists_and_number_words():
         ("2 Training", "num_steps", 200000),
         ("2 Training", "warmup_ratio", 0.1),
         ("2 Training", "dt", 0.02),
-        ("2 Training", "beta", 0.0005),
-        ("2 Training", "H", 14),  # the result of "2 + 3k = 14", not its leading 2; index ranges give nothing
+        ("2 Training", "ent_coef", 0.0005),  # "the entropy bonus is β = 5e-4": the phrase names the symbol
+        ("2 Training", "rollout_steps", 14),  # "the horizon is H = 2 + 3k = 14": named as "horizon 14" is; the result, not its leading 2
         # one value per model, each a separate SAU
         ("2 Training", "hidden_size", 128),
         ("2 Training", "hidden_size", 256),

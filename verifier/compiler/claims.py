@@ -255,6 +255,12 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_TOP_RETRIEVED, lambda m: [("top_k", int(m.group("n")))], lambda m: m.span("n"))
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
     read(_BATCHES_OF, lambda m: [("minibatch_size", int(m.group("n")))])
+    per_device = bool(_PER_DEVICE.search(body)) and bool(re.search(r"\bbatch", b.claim, re.IGNORECASE))
+    read(_PER_DEVICE, lambda m: [("minibatch_size", int(m.group("n")))], lambda m: m.span("n"), keep=lambda m: per_device)
+    read(_EFFECTIVE_BATCH, lambda m: [("global_batch_size", numbers.parse_value(m.group("n")))], keep=lambda m: per_device)
+    read(_LR_PEAK, lambda m: [("learning_rate", numbers.parse_number(m.group("n")))], lambda m: m.span("n"))
+    read(_WARMUP_SHARE, lambda m: [("warmup_ratio", numbers.to_number(float(m.group("n")) / 100))])
+    read(_TOKEN_SEQUENCES, lambda m: [("max_seq_length", numbers.parse_value(m.group("n").replace(",", "")))])
     read(_NO_IMPROVEMENT, lambda m: [("early_stopping_rounds" if "round" in m.group(0).lower() else "patience",
                                       int(m.group("n") or m.group("n2")))])  # boosting counts rounds
     read(_STEPS_PER, lambda m: [("max_episode_steps" if m.group("per").lower().startswith("episode") else "steps_per_epoch",
@@ -292,6 +298,23 @@ _TOP_RETRIEVED = re.compile(
     re.IGNORECASE,
 )
 _EPOCHS_OF_MINIBATCHES = re.compile(r"(?<![\w.])(?P<epochs>\d{1,3})\s+(?:update\s+)?epochs\s+of\s+(?P<minibatches>\d{1,4})\s+mini-?batches\b", re.IGNORECASE)
+# "8 GPUs × 4 per device": the per-device batch (read only in a claim about batches); with it, an "effective batch size
+# of 128" is the global batch, not the minibatch the code's batch_size holds
+_PER_DEVICE = re.compile(r"(?<![\w.\-–])(?<!\d to )(?P<n>\d{1,5})\s+(?:samples?\s+|sequences?\s+|examples?\s+|images?\s+)?per\s+(?:device|gpu|core|tpu|accelerator)\b", re.IGNORECASE)
+_EFFECTIVE_BATCH = re.compile(r"\b(?:effective|global|total)\s+batch(?:\s+size)?\s*(?:of|=|:|is)?\s*(?P<n>\d[\d,]*[kK]?)(?![\w.])", re.IGNORECASE)
+# "a cosine schedule peaking at 1e-5": the schedule's peak, the learning rate
+_LR_PEAK = re.compile(
+    r"\b(?:schedule|scheduler|lr|learning\s+rate)\s+(?:that\s+)?(?:peak(?:ing|s)?|peaked)\s+at\s+(?P<n>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.])",
+    re.IGNORECASE,
+)
+# "warmup over the first 5% of steps": a warmup given as a share of the run
+_WARMUP_SHARE = re.compile(
+    r"\bwarm-?up\s+(?:over|for|during|of)\s+(?:the\s+first\s+)?(?P<n>\d+(?:\.\d+)?)\s*%\s+of\s+(?:the\s+)?(?:training\s+)?"
+    r"(?:steps|training|iterations|updates|the\s+run)\b",
+    re.IGNORECASE,
+)
+# "packed sequences of 4,096 tokens": the sequence length
+_TOKEN_SEQUENCES = re.compile(r"\b(?:sequences?|contexts?|inputs?)\s+of\s+(?:up\s+to\s+|at\s+most\s+)?(?P<n>\d{1,3}(?:,\d{3})+|\d{2,6}|\d+[kK])\s+tokens\b", re.IGNORECASE)
 # "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks)
 _BATCHES_OF = re.compile(
     r"(?<![\w-])(?<!meta )(?<!meta-)(?:mini-?)?batch(?:es)?\s+of\s+(?P<n>\d{1,6})\s+"
@@ -719,6 +742,9 @@ def _is_symbol(key: str) -> bool:
     key = key.strip().strip("$`")
     if terms.identifier(key).lower() in terms.GREEK_NAMES:
         return True
+    greek = re.fullmatch(r"(?P<letter>[A-Za-z]+)_[a-z0-9]{1,2}", terms.identifier(key))
+    if greek and greek.group("letter").lower() in terms.GREEK_NAMES:
+        return True  # "τ_s", "tau_t": a Greek letter with a subscript
     return bool(_SYMBOL_RE.match(key)) and len(terms.identifier(key)) <= 4
 
 
@@ -1274,9 +1300,10 @@ def _phrase_right_before(clause: str) -> str | None:
     clause does not end with one."""
     head = " ".join(clause.split()[-4:])
     hit = terms.find_phrase(head) if head else None
-    if not hit or _tail_after_phrase(head, hit).strip():
-        return None
-    return terms.lexicon_index().get(hit[0].lower()) or (hit[0] if hit[0] in terms.canonical_names() else None)
+    if not hit or not re.fullmatch(r"\s*(?:(?:is|are|was|of|set\s+to|equal\s+to)\s*)?", _tail_after_phrase(head, hit)):
+        return None  # "outer Adam lr β", "the student temperature is τ_s"
+    known = hit[0] in terms.canonical_names() or terms.role_aliases(hit[0]) or hit[0].split("_")[0] in terms.role_qualifiers()
+    return terms.lexicon_index().get(hit[0].lower()) or (hit[0] if known else None)  # a part's own (student_temperature)
 
 
 def _tail_after_phrase(before: str, phrase: tuple[str, int, int]) -> str:
@@ -1300,6 +1327,9 @@ _SYMBOL_BEFORE = re.compile(r"\s(?P<sym>[^\W\d][\w']{0,7})\s*(?:=|:)?\s*$")  # "
 def _paper_symbol(token: str) -> bool:
     """A Greek letter or its name, or one Latin letter with a subscript or prime (``B``, ``N_s``); not a word."""
     if terms.identifier(token).lower() in terms.GREEK_NAMES or (len(token) == 1 and not token.isascii()):
+        return True
+    greek = re.fullmatch(r"(?P<letter>[^\W\d_]+)_[a-z0-9]{1,2}", token)  # "tau_s", "τ_t": a Greek letter with a subscript
+    if greek and (terms.identifier(greek.group("letter")).lower() in terms.GREEK_NAMES or not greek.group("letter").isascii()):
         return True
     return bool(re.fullmatch(r"[A-Za-z](?:_\w+|\d|')?", token)) and token.lower() not in ("a", "i")
 
@@ -1897,7 +1927,8 @@ def _not_a_metric_here(text: str, hit: terms.ApiHit) -> bool:
 
 
 # "MAE ViT-L pretrain: mask ratio 75%": the masked autoencoder, not the mean absolute error
-_MASKED_AUTOENCODER = re.compile(r"\b(?:mask(?:ed|ing)?\s+(?:ratio|autoencoder|image\s+model)|autoencoder|pre-?train\w*|ViT|MAE\s+ViT)\b", re.IGNORECASE)
+_MASKED_AUTOENCODER = re.compile(r"\b(?:mask(?:ed|ing)?\s+(?:ratio|autoencoder|image\s+model)|autoencoder|pre-?train\w*|ViT|"
+                                 r"MAE\s+(?:ViT|decoder|encoder|model|style|objective|recipe))\b", re.IGNORECASE)
 
 
 _AUGMENT_COMPARED = re.compile(r"\b(?:vs\.?|versus|compar\w*|ablat\w*|with and without|instead of|rather than)\b", re.I)
