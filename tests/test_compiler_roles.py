@@ -221,3 +221,25 @@ def test_an_mae_decoder_is_the_masked_autoencoder_not_the_metric():
     result = compile_claim(SAU(id="r-D1-001", dimension="D1", claim="MAE decoder depth 8, decoder embed dim 512"))
     assert not [c for c in result.checks if c.kind == "protocol"]
     assert [(c.name, c.expect) for c in result.checks] == [("num_decoder_layers", 8), ("decoder_hidden_size", 512)]
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("FFT size 1024, hop length 256, window length 1024, 80 mel bins",
+         [("n_fft", 1024), ("hop_length", 256), ("win_length", 1024), ("n_mels", 80)]),
+        ("4-bit weights with group size 128", [("quantization_bits", 4), ("group_size", 128)]),
+        ("minibatch standard deviation group size 4", []),  # not a quantisation group: left to the judge
+        ("Video ViT-B: 224×224 crops, tubelet size 2×16×16, layer-wise lr decay 0.75",
+         [("image_size", [224, 224]), ("tubelet_size", [2, 16, 16]), ("layer_decay", 0.75)]),
+        ("16×16 patches", [("patch_size", [16, 16])]),
+        ("content weight 1, style weight 1e4, total-variation weight 1e-6",
+         [("content_weight", 1), ("style_weight", 10000), ("total_variation_weight", 1e-06)]),
+        ("mel-loss weight 45 and KL-loss weight 1.0", [("mel_loss_weight", 45), ("kl_loss_weight", 1)]),
+        ("auxiliary loss coefficient 0.01", [("auxiliary_loss_coef", 0.01)]),
+        ("weight decay 0.05", [("weight_decay", 0.05)]),
+        ("with initial weight 0.1", []),
+    ],
+)
+def test_audio_quantisation_video_and_loss_weight_settings(claim, expected):
+    assert [(n, v) for n, _, v in checks(claim)] == expected

@@ -255,6 +255,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_TOP_RETRIEVED, lambda m: [("top_k", int(m.group("n")))], lambda m: m.span("n"))
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
     read(_BATCHES_OF, lambda m: [("minibatch_size", int(m.group("n")))])
+    read(_QUANTIZED_BITS, lambda m: [("quantization_bits", int(m.group("n")))])
     per_device = bool(_PER_DEVICE.search(body)) and bool(re.search(r"\bbatch", b.claim, re.IGNORECASE))
     read(_PER_DEVICE, lambda m: [("minibatch_size", int(m.group("n")))], lambda m: m.span("n"), keep=lambda m: per_device)
     read(_EFFECTIVE_BATCH, lambda m: [("global_batch_size", numbers.parse_value(m.group("n")))], keep=lambda m: per_device)
@@ -315,6 +316,14 @@ _WARMUP_SHARE = re.compile(
 )
 # "packed sequences of 4,096 tokens": the sequence length
 _TOKEN_SEQUENCES = re.compile(r"\b(?:sequences?|contexts?|inputs?)\s+of\s+(?:up\s+to\s+|at\s+most\s+)?(?P<n>\d{1,3}(?:,\d{3})+|\d{2,6}|\d+[kK])\s+tokens\b", re.IGNORECASE)
+# "style weight 1e4", "total-variation weight 1e-6", "mel-loss weight 45": a loss term's weight, named by the term
+_LOSS_WEIGHT_BEFORE = re.compile(
+    r"(?<![\w\-])(?P<words>(?:[A-Za-z][A-Za-z0-9]*[\s\-]+){0,2}[A-Za-z][A-Za-z0-9]*)[\s\-]+(?P<loss>loss[\s\-]+)?"
+    r"(?P<kind>weight|weighting|coefficient|coef)\s*(?:=|:|of|is)?\s*$",
+)
+_NOT_WEIGHTED = frozenset("initial init final new the each per default equal same its loss total".split())  # "initial weight 0.1"
+# "4-bit weights", "8-bit quantisation": the bit width weights are quantised to (not "8-bit Adam", an optimizer)
+_QUANTIZED_BITS = re.compile(r"(?<![\w.])(?P<n>[1-8])-bit\s+(?:weights?|quanti[sz]\w*|gptq|awq|nf4|integer\s+weights)\b", re.IGNORECASE)
 # "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks)
 _BATCHES_OF = re.compile(
     r"(?<![\w-])(?<!meta )(?<!meta-)(?:mini-?)?batch(?:es)?\s+of\s+(?P<n>\d{1,6})\s+"
@@ -1458,6 +1467,9 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             continue  # "decayed at 60K and 80K iterations": when, not how long
         if name is None and shape and _square_image_size(q.value, before, b.claim):
             name = "image_size"  # "80 frames at 256×256": the frames' (square) size
+        shaped_noun = re.match(r"\s*(?:px\s+|pixels?\s+)?(?:random\s+|center\s+|centre\s+)?(?P<noun>crops?|patch(?:es)?|images?|inputs?)\b", after)
+        if name is None and shaped_noun and isinstance(q.value, list) and len(q.value) == 2 and q.value[0] == q.value[1]:
+            name = "patch_size" if shaped_noun.group("noun").startswith("patch") else "image_size"  # "224×224 crops", "16×16 patches"
         banded = re.search(r"\b(?:between|from)\s+[\d.]+\s*(?:k?hz)?\s+(?:and|to)\s*$", body[: q.start], re.IGNORECASE)
         if name is None and q.unit in ("khz", "hz") and not q.percent and not banded:  # "16 kHz audio": the sampling rate, in Hz
             q = dataclasses.replace(q, value=numbers.to_number(q.value * (1000 if q.unit == "khz" else 1)))
@@ -1518,6 +1530,14 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             words = [w for w in rate.group("np").split() if w not in ("symmetric", "the", "a", "an")]
             known = terms.canonical_name(" ".join(words))
             name = known or (terms.identifier(" ".join(words)).lower() if len(words) >= 2 else None)  # "5% false positive rate"
+        weighted = _LOSS_WEIGHT_BEFORE.search(before)
+        if name is None and weighted and not q.percent:
+            words = [w for w in re.split(r"[\s\-]+", weighted.group("words").lower()) if w and w not in ("the", "a", "an", "and", "with")]
+            loss = bool(weighted.group("loss")) or words[-1:] == ["loss"]
+            words = words[:-1] if words[-1:] == ["loss"] else words
+            if words and all(re.fullmatch(r"[a-z][a-z0-9]*", w) for w in words) and words[-1] not in _NOT_WEIGHTED:
+                suffix = "coef" if weighted.group("kind").startswith("coef") else "weight"
+                name = "_".join(words + (["loss"] if loss else []) + [suffix])  # "content weight 1", "mel-loss weight 45"
         lossy = False  # named by a plural whose modifiers were dropped: "2 time masks" is not every mask count
         in_list = bool(re.search(r"\d\s*(?:,|\band\b|\bor\b)\s*$", before))  # "0, 1, 2, 3 levels": the noun counts a list
         if name is None and isinstance(q.value, int) and q.value >= 2 and not q.percent and not in_list:
