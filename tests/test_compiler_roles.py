@@ -243,3 +243,24 @@ def test_an_mae_decoder_is_the_masked_autoencoder_not_the_metric():
 )
 def test_audio_quantisation_video_and_loss_weight_settings(claim, expected):
     assert [(n, v) for n, _, v in checks(claim)] == expected
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("5 PPO epochs with 1 minibatch, clipping 0.2, lr 5e-4 for both actor and critic",
+         [("update_epochs", 5), ("num_minibatches", 1), ("clip_range", 0.2), ("actor_learning_rate", 0.0005),
+          ("critic_learning_rate", 0.0005)]),
+        ("actor/critic learning rates 3e-4", [("actor_learning_rate", 0.0003), ("critic_learning_rate", 0.0003)]),
+        ("generator and discriminator lr 2e-4", [("generator_learning_rate", 0.0002), ("discriminator_learning_rate", 0.0002)]),
+        ("gradient clipping 1.0", [("max_grad_norm", 1)]),
+        ("reward clipping [-1, 1]", [("reward_clip", [-1, 1])]),
+    ],
+)
+def test_one_value_for_two_parts_and_ppo_s_clipping(claim, expected):
+    assert [(n, v) for n, _, v in checks(claim)] == expected
+
+
+def test_a_preposition_is_never_a_code_name_of_a_value():
+    (check,) = compile_claim(SAU(id="r-D1-001", dimension="D1", claim="Atari: rewards clipped to [-1, 1]")).checks[:1]
+    assert "to" not in check.all_names() and "atari" not in check.all_names()

@@ -256,6 +256,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
     read(_BATCHES_OF, lambda m: [("minibatch_size", int(m.group("n")))])
     read(_QUANTIZED_BITS, lambda m: [("quantization_bits", int(m.group("n")))])
+    read(_TWO_ROLE_LR, _two_role_lrs)
     per_device = bool(_PER_DEVICE.search(body)) and bool(re.search(r"\bbatch", b.claim, re.IGNORECASE))
     read(_PER_DEVICE, lambda m: [("minibatch_size", int(m.group("n")))], lambda m: m.span("n"), keep=lambda m: per_device)
     read(_EFFECTIVE_BATCH, lambda m: [("global_batch_size", numbers.parse_value(m.group("n")))], keep=lambda m: per_device)
@@ -322,6 +323,22 @@ _LOSS_WEIGHT_BEFORE = re.compile(
     r"(?P<kind>weight|weighting|coefficient|coef)\s*(?:=|:|of|is)?\s*$",
 )
 _NOT_WEIGHTED = frozenset("initial init final new the each per default equal same its loss total".split())  # "initial weight 0.1"
+# "lr 5e-4 for both actor and critic", "actor/critic learning rates 3e-4": one value, each part's own learning rate
+_LR_NUMBER = r"(?P<n>\d+(?:\.\d+)?(?:[eE][-+−]?\d+)?)(?![\w.])"
+_ROLE_PAIR = r"(?:actor|policy|generator|critic|value|discriminator|encoder|decoder|student|teacher)"
+_TWO_ROLE_LR = re.compile(
+    rf"\b(?:lr|learning\s+rate)\s*(?:of|=|:)?\s*{_LR_NUMBER}\s+for\s+(?:both\s+)?(?:the\s+)?(?P<a>{_ROLE_PAIR})\s+and\s+(?:the\s+)?(?P<b>{_ROLE_PAIR})\b"
+    rf"|\b(?P<c>{_ROLE_PAIR})\s*(?:and|/|&)\s*(?P<d>{_ROLE_PAIR})\s+(?:lrs?|learning\s+rates?)\s*(?:of|=|:|are|both)?\s*{_LR_NUMBER.replace('(?P<n>', '(?P<n2>')}",
+    re.IGNORECASE,
+)
+
+
+def _two_role_lrs(m: re.Match) -> list[tuple[str, Any]]:
+    value = numbers.parse_number(m.group("n") or m.group("n2"))
+    roles = (m.group("a") or m.group("c"), m.group("b") or m.group("d"))
+    return [(terms.qualified_name(role.lower(), "learning_rate", "learning_rate"), value) for role in roles]
+
+
 # "4-bit weights", "8-bit quantisation": the bit width weights are quantised to (not "8-bit Adam", an optimizer)
 _QUANTIZED_BITS = re.compile(r"(?<![\w.])(?P<n>[1-8])-bit\s+(?:weights?|quanti[sz]\w*|gptq|awq|nf4|integer\s+weights)\b", re.IGNORECASE)
 # "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks)
@@ -746,9 +763,16 @@ _STOP_HEAD = re.compile(
 _SYMBOL_RE = re.compile(r"^[A-Za-z](?:_?[A-Za-z0-9]{0,2})?'?$|^[α-ωΑ-Ωϵϕ][_\w]{0,3}$")
 
 
+_FUNCTION_SHORT = frozenset(
+    "to of in at by on is as an or and for the from with per via into over each all both up are was be it its".split()
+)
+
+
 def _is_symbol(key: str) -> bool:
     """A bare paper symbol (``T``, ``l``, ``P'``, ``S_x``, ``λ``): short, names nothing in code by itself."""
     key = key.strip().strip("$`")
+    if key.lower() in _FUNCTION_SHORT:
+        return False  # "rewards clipped to [-1, 1]": a preposition, not the paper's symbol
     if terms.identifier(key).lower() in terms.GREEK_NAMES:
         return True
     greek = re.fullmatch(r"(?P<letter>[A-Za-z]+)_[a-z0-9]{1,2}", terms.identifier(key))
