@@ -20,14 +20,14 @@ def checks(claim: str, dimension: str = "D1") -> list[tuple]:
 @pytest.mark.parametrize(
     ("claim", "expected"),
     [
-        ("server learning rate 1.0", [("server_learning_rate", ("server_lr", "lr_server"), 1)]),
+        ("server learning rate 1.0", [("server_learning_rate", ("server_lr", "lr_server", "server_lr_init"), 1)]),
         ("local epochs E=5", [("local_epochs", (), 5)]),
         ("5 local epochs", [("local_epochs", (), 5)]),
         ("server momentum 0.9", [("server_momentum", (), 0.9)]),
-        ("discriminator lr 4e-4", [("discriminator_learning_rate", ("discriminator_lr", "lr_discriminator"), 0.0004)]),
+        ("discriminator lr 4e-4", [("discriminator_learning_rate", ("discriminator_lr", "lr_discriminator", "discriminator_lr_init"), 0.0004)]),
         ("meta-batch size 4", [("meta_minibatch_size", ("meta_batch_size",), 4)]),
         ("student temperature 0.1", [("student_temperature", ("student_temp", "temp_student"), 0.1)]),
-        ("head learning rate 1e-3", [("head_learning_rate", ("head_lr", "lr_head"), 0.001)]),
+        ("head learning rate 1e-3", [("head_learning_rate", ("head_lr", "lr_head", "head_lr_init"), 0.001)]),
     ],
 )
 def test_a_role_word_before_the_parameter_names_that_part_s_setting(claim, expected):
@@ -264,3 +264,41 @@ def test_one_value_for_two_parts_and_ppo_s_clipping(claim, expected):
 def test_a_preposition_is_never_a_code_name_of_a_value():
     (check,) = compile_claim(SAU(id="r-D1-001", dimension="D1", claim="Atari: rewards clipped to [-1, 1]")).checks[:1]
     assert "to" not in check.all_names() and "atari" not in check.all_names()
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("position lr 1.6e-4 → 1.6e-6, opacity lr 0.05",
+         [("position_learning_rate", 0.00016), ("position_min_learning_rate", 1.6e-06), ("opacity_learning_rate", 0.05)]),
+        ("world-model lr 1e-4, actor lr 3e-5", [("model_learning_rate", 0.0001), ("actor_learning_rate", 3e-05)]),
+        ("AdamW lr 1e-3", [("learning_rate", 0.001)]),
+        ("peak lr 2.0e-4 -> 2.0e-5", [("learning_rate", 0.0002), ("min_learning_rate", 2e-05)]),
+        ("Per-environment learning rates: HalfCheetah 3e-4", [("learning_rate", 0.0003)]),
+        ("TiDE Traffic: lookback 720, horizon 96", [("lookback_window", 720), ("prediction_length", 96)]),
+        ("PPO: horizon 128", [("rollout_steps", 128)]),
+        ("RWSE with 20 random-walk steps", [("num_random_walk_steps", 20)]),
+        ("16 kHz audio with a 400-sample Hann window, a 100-sample hop and a 512-point FFT",
+         [("win_length", 400), ("sample_rate", 16000), ("hop_length", 100), ("n_fft", 512)]),
+        ("three shared hidden layers of 200 ELU units and two outcome heads of two 100-unit layers each",
+         [("hidden_size", 200), ("head_hidden_size", 100), ("num_hidden_layers", 3), ("num_outcome_heads", 2)]),
+        ("4 EnCodec codebooks at a 50 Hz frame rate (32 kHz audio)",
+         [("frame_rate", 50), ("num_codebooks", 4), ("sample_rate", 32000)]),
+        ("lr 1e-3 halved when the validation loss plateaus for 3 epochs", [("patience", 3), ("learning_rate", 0.001)]),
+        ("kernel (5, 2) and stride (2, 1)", [("kernel_size", [5, 2]), ("stride", [2, 1])]),
+        ("minibatch 32", [("minibatch_size", 32)]),
+    ],
+)
+def test_held_out_4_shapes(claim, expected):
+    assert [(n, v) for n, _, v in checks(claim)] == expected
+
+
+@pytest.mark.parametrize(("name", "claim", "code"), [
+    ("s_0", "with $s_0 = 2$", False),  # a paper symbol with a subscript
+    ("c_m", "c_m 256 / c_z 128", False),
+    ("max_train_steps", "max_train_steps=800", True),  # the repo's own flag
+])
+def test_a_subscripted_symbol_is_not_a_code_name(name, claim, code):
+    from verifier.compiler import terms
+
+    assert terms.written_as_code([name], claim) is code

@@ -176,7 +176,7 @@ def _undecided_if_guessed(check, result, claim: str, aliases) -> Any:
     lexicon = terms.lexicon_index()
     if any(lexicon.get(n.lower().replace("-", "_")) for n in names) or any(n in (aliases or {}) for n in names):
         return result
-    if any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", claim) for n in names if "_" in n):
+    if terms.written_as_code(names, claim):
         return result  # written as code in the claim ("num_rollouts=20"): the repo's own name
     return CheckResult.unverified(
         result.kind, f"{result.message}: a name made from the claim's words, not a known parameter's, so undecided",

@@ -256,6 +256,12 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
     read(_BATCHES_OF, lambda m: [("minibatch_size", int(m.group("n")))])
     read(_QUANTIZED_BITS, lambda m: [("quantization_bits", int(m.group("n")))])
+    read(_TUPLE_AFTER_NAME, lambda m: _tuple_setting(m), lambda m: m.span("vals"), keep=lambda m: bool(_tuple_setting(m)))
+    read(_SAMPLE_SPAN, lambda m: [(_SAMPLE_SPAN_NAMES[m.group("what").lower()], int(m.group("n")))])
+    read(_LAYER_WIDTH, lambda m: [(_width_name(body, m.start()), int(m.group("n") or m.group("n2")))],
+         lambda m: m.span("n") if m.group("n") else m.span("n2"))
+    read(_HZ_RATE, lambda m: [("sample_rate" if m.group("what").lower().startswith("sampl") else "frame_rate",
+                               _hertz(m.group("n"), m.group("unit")))])
     read(_TWO_ROLE_LR, _two_role_lrs)
     per_device = bool(_PER_DEVICE.search(body)) and bool(re.search(r"\bbatch", b.claim, re.IGNORECASE))
     read(_PER_DEVICE, lambda m: [("minibatch_size", int(m.group("n")))], lambda m: m.span("n"), keep=lambda m: per_device)
@@ -268,8 +274,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_STEPS_PER, lambda m: [("max_episode_steps" if m.group("per").lower().startswith("episode") else "steps_per_epoch",
                                  numbers.parse_value(m.group("n")))])
     read(_EPOCHS_OF_ITERATIONS, lambda m: [("epochs", int(m.group("epochs"))), ("steps_per_epoch", numbers.parse_value(m.group("steps")))])
-    read(_LR_ARROW, lambda m: [("learning_rate", numbers.parse_number(m.group("peak"))),  # "peak lr 2e-4 -> 2e-5"
-                               ("min_learning_rate", numbers.parse_number(m.group("floor")))])
+    read(_LR_ARROW, lambda m: _lr_arrow(m, body))
     read(_STEP_DECAY, lambda m: [("lr_decay_rate", numbers.parse_number(m.group("rate")))] + (
         [("lr_step_size", every)] if isinstance(every := numbers.parse_value(m.group("every") or ""), (int, float))
         and not isinstance(every, bool) else []))
@@ -333,12 +338,56 @@ _TWO_ROLE_LR = re.compile(
 )
 
 
+# "kernel (5, 2) and stride (2, 1)": a setting whose value is a tuple in parentheses, not a remark
+_TUPLE_AFTER_NAME = re.compile(r"(?P<words>(?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)\s*(?:=|:)?\s*\(\s*(?P<vals>\d+(?:\s*,\s*\d+){1,3})\s*\)")
+_TUPLE_SETTINGS = frozenset({"kernel_size", "stride", "padding", "dilation", "patch_size", "pool_size", "image_size",
+                             "tubelet_size", "output_padding"})
+
+
+def _tuple_setting(m: re.Match) -> list[tuple[str, Any]]:
+    words = m.group("words")
+    hit = terms.find_phrase(words)
+    if not hit or hit[0] not in _TUPLE_SETTINGS or hit[2] < len(terms.normalise_phrase(terms.ascii_symbol(words))) - 1:
+        return []
+    return [(hit[0], [int(v) for v in re.findall(r"\d+", m.group("vals"))])]
+
+
+def _width_name(body: str, at: int) -> str:
+    """hidden_size, or the part's own ("outcome heads of two 100-unit layers": head_hidden_size)."""
+    clause = re.split(r"[,;]|\band\b", body[max(0, at - 40) : at])[-1]
+    parts = [w.lower().rstrip("s") for w in re.findall(r"[A-Za-z]+", clause) if w.lower().rstrip("s") in _LAYER_PARTS]
+    return f"{parts[-1]}_hidden_size" if parts else "hidden_size"
+
+
+def _lr_arrow(m: re.Match, body: str) -> list[tuple[str, Any]]:
+    """"peak lr 2e-4 -> 2e-5": the learning rate and its floor; "position lr 1.6e-4 → 1.6e-6": that part's own."""
+    peak, floor = numbers.parse_number(m.group("peak")), numbers.parse_number(m.group("floor"))
+    named = terms.find_phrase(body[max(0, m.start() - 30) : m.start()] + m.group(0)[: m.start("peak") - m.start()])
+    part = named[0][: -len("_learning_rate")] if named and named[0].endswith("_learning_rate") and named[0] != "learning_rate" else ""
+    if part and part in ("actor", "critic", "inner"):
+        part = ""  # the lexicon's own actor/critic lrs have no floor of their own; read as the run's schedule
+    if not part:
+        return [("learning_rate", peak), ("min_learning_rate", floor)]
+    return [(f"{part}_learning_rate", peak), (f"{part}_min_learning_rate", floor)]
+
+
 def _two_role_lrs(m: re.Match) -> list[tuple[str, Any]]:
     value = numbers.parse_number(m.group("n") or m.group("n2"))
     roles = (m.group("a") or m.group("c"), m.group("b") or m.group("d"))
     return [(terms.qualified_name(role.lower(), "learning_rate", "learning_rate"), value) for role in roles]
 
 
+# "a 400-sample Hann window, a 100-sample hop and a 512-point FFT": an STFT's window, hop and size
+_SAMPLE_SPAN = re.compile(r"(?<![\w.])(?P<n>\d{2,6})-(?:sample|point|bin)\s+(?:[A-Za-z]+\s+)?(?P<what>window|hop|fft|stft)\b", re.IGNORECASE)
+_SAMPLE_SPAN_NAMES = {"window": "win_length", "hop": "hop_length", "fft": "n_fft", "stft": "n_fft"}
+# "hidden layers of 200 ELU units", "two 100-unit layers": the layers' width, never their number
+_LAYER_WIDTH = re.compile(
+    r"\blayers?\s+of\s+(?P<n>\d{1,5})\s+(?:[A-Za-z][\w-]*\s+)?(?:hidden\s+)?(?:units|neurons|channels|nodes)\b"
+    r"|(?<![\w.])(?P<n2>\d{1,5})-(?:unit|neuron|dim(?:ensional)?|wide)\s+(?:hidden\s+)?(?:[A-Za-z]+\s+)?layers?\b",
+    re.IGNORECASE,
+)
+# "a 50 Hz frame rate (32 kHz audio)": the rate the words after it name, not the audio's sampling rate
+_HZ_RATE = re.compile(r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>k?Hz)\s+(?P<what>frame|token|sampling|sample)\s+rate\b", re.IGNORECASE)
 # "4-bit weights", "8-bit quantisation": the bit width weights are quantised to (not "8-bit Adam", an optimizer)
 _QUANTIZED_BITS = re.compile(r"(?<![\w.])(?P<n>[1-8])-bit\s+(?:weights?|quanti[sz]\w*|gptq|awq|nf4|integer\s+weights)\b", re.IGNORECASE)
 # "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks)
@@ -350,7 +399,8 @@ _BATCHES_OF = re.compile(
 # "stopping after 16 epochs without validation improvement", "no improvement for 10 epochs": early stopping's patience
 _NO_IMPROVEMENT = re.compile(
     r"\bafter\s+(?P<n>\d{1,4})\s+(?:epochs?|evaluations?|rounds?|checks?)\s+(?:without|with\s+no)\s+(?:\w+\s+){0,2}improvement\b"
-    r"|\bno\s+(?:\w+\s+){0,2}improvement\s+(?:for|in|over)\s+(?P<n2>\d{1,4})\s+(?:consecutive\s+)?(?:epochs?|evaluations?|rounds?)\b",
+    r"|\b(?:no\s+(?:\w+\s+){0,2}improvement|plateaus?|plateaued|stagnates?|does\s+not\s+improve)\s+(?:for|in|over)\s+"
+    r"(?P<n2>\d{1,4})\s+(?:consecutive\s+)?(?:epochs?|evaluations?|rounds?)\b",
     re.IGNORECASE,
 )
 # "25 steps per episode", "250 iterations per epoch": an episode's length, an epoch's size
@@ -1535,8 +1585,10 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
                         name = f"num_{qualifier}_{name[4:]}"  # "50 positive samples"
                     elif modifier.lower() in terms.role_qualifiers():
                         name = terms.qualified_name(modifier.lower(), terms.canonical_name(name) or name, w.lower())  # "5 local epochs"
-                    elif (re.fullmatch(r"[a-z]{4,}", modifier) and modifier not in _NEUTRAL_COUNT_MODIFIERS
+                    elif ((re.fullmatch(r"[a-z]{4,}", modifier) or re.fullmatch(r"[a-z]{3,}(?:-[a-z]{3,})+", modifier))
+                          and modifier not in _NEUTRAL_COUNT_MODIFIERS
                           and not modifier.endswith("ed") and name not in ("seeds", "num_seeds", "num_trials")):
+                        modifier = modifier.replace("-", "_")  # "20 random-walk steps"
                         known = terms.find_phrase(f"{modifier} {w}")
                         context = terms.name_in_context(name, f"{modifier} {w}", "")
                         if known and known[1] == 0:
@@ -1685,7 +1737,8 @@ _NEUTRAL_COUNT_MODIFIERS = frozenset(
     "training total gradient optimization optimisation optimizer optimiser update environment agent more additional "
     "further extra full whole consecutive sequential successive random independent separate different distinct "
     "transformer convolutional conv linear dense fully recurrent residual attention parallel vectorized vectorised "
-    "simulated evaluation stored saved recorded depth".split()
+    "simulated evaluation stored saved recorded depth fine-tuning pre-training finetuning pretraining "
+    "self-attention cross-attention multi-head".split()
 )  # "100K training steps", "12 transformer layers": the run's or the model's own count
 _COUNT_QUALIFIERS = {
     "positive": "positive", "negative": "negative", "training": "train", "train": "train", "test": "test",

@@ -194,11 +194,33 @@ def find_phrase(text: str) -> tuple[str, int, int] | None:
     network = re.search(r"(?<![a-z0-9])([a-z]{3,}) (?:network|net) $", lowered[:start])
     if network and network.group(1) not in _NOT_PARTS:
         role = network  # "mixing network embedding dimension", "value network learning rate": that network's own
+    noun = role.group(1) if role and canonical == "learning_rate" else ""
+    if noun and len(noun) >= 3 and noun not in _LR_MODIFIERS and noun not in _NOT_PARTS and noun not in _optimizer_words():
+        network = role  # "position lr 1.6e-4", "opacity lr 0.05", "world-model lr 1e-4": that part's own learning rate
     if role and (role is network or role.group(1) in role_qualifiers()) and name_in_context(canonical, lowered[role.start(1) : best[0]], "") in (canonical, None):
         # a context rule that reads the role word ("teacher momentum" -> ema_decay) knows better
         phrase = lowered[start : best[0]].replace(" ", "_")
         return qualified_name(role.group(1), canonical, phrase), role.start(1), best[0]
     return canonical, start, best[0]
+
+
+_LR_MODIFIERS = frozenset(
+    "base peak initial init max maximum min minimum final constant fixed default overall starting start end top "
+    "small smaller large larger high higher low lower same separate different new original single shared global "
+    "warmup warm cosine linear step cyclic decayed decaying scheduled effective nominal target typical tuned best "
+    "optimal optimizer optimiser training train learning finetuning tuning pretraining lora qlora adapter peft with "
+    "and for per then but using use uses set sets its their our the lr layer layerwise wise environment env task "
+    "dataset domain benchmark game language run seed experiment setting".split()
+)  # "peak lr", "AdamW lr", "LoRA lr": the run's learning rate, not a part's
+
+
+@functools.cache
+def _optimizer_words() -> frozenset[str]:
+    """Optimizer names as lowercase words ("adamw", "sgd"): "AdamW lr 1e-3" is the run's learning rate."""
+    words = set()
+    for name, hit in (_load("claim_apis.yaml").get("optimizer") or {}).items():
+        words.update(re.findall(r"[a-z0-9]+", str(name).lower()))
+    return frozenset(words | {"adam", "adamw", "sgd", "lion", "lamb", "lars", "rmsprop", "adagrad", "adafactor", "muon", "sophia"})
 
 
 _NOT_PARTS = frozenset(
@@ -233,13 +255,15 @@ def role_aliases(name: str) -> list[str]:
     parts = name.split("_")
     counted = parts[0] == "num" and len(parts) > 2
     role = parts[1] if counted else parts[0]
-    if name.lower() in lexicon_index() or role not in role_qualifiers() or len(parts) < 2:
-        return []
     base = "num_" + "_".join(parts[2:]) if counted else "_".join(parts[1:])
+    if name.lower() in lexicon_index() or len(parts) < 2 or (role not in role_qualifiers() and base not in ("learning_rate", "min_learning_rate")):
+        return []  # any part's learning rate is qualified ("opacity lr"); other settings only by a role word
     if base not in canonical_names():
         return []
     entry = _load("lexicon.yaml").get(base)
     spellings = [str(s) for s in (entry.get("synonyms") or []) if isinstance(s, str)] if isinstance(entry, dict) else []
+    if base == "min_learning_rate":
+        return [n for n in (f"{role}_lr_final", f"{role}_min_lr", f"{role}_lr_min", f"{role}_final_lr") if n != name]
     out = [f"{role}_{base}", f"{role}_{base[4:]}"] if counted else [f"{role}_{base}"]
     if base == "num_layers":
         out.append(f"{role}_depth")  # mapping_depth, head_depth
@@ -248,6 +272,8 @@ def role_aliases(name: str) -> list[str]:
             out += [f"{role}_{spelling}", f"{spelling}_{role}"]  # lr_server, temp_teacher
         elif base.endswith(spelling):
             out.append(f"{role}_{spelling}")  # meta_batch_size
+    if base == "learning_rate":
+        out.append(f"{role}_lr_init")  # 3DGS's position_lr_init
     return [n for n in dict.fromkeys(out) if n != name]
 
 
@@ -455,3 +481,17 @@ def not_names() -> frozenset[str]:
 def generic_keys() -> frozenset[str]:
     """Words ("dim", "size") that name a parameter only together with the word before them."""
     return frozenset(str(w).lower() for w in _terms().get("generic_keys") or [])
+
+
+_PAPER_SUBSCRIPT = re.compile(r"(?:[A-Za-z]|[a-z]+)_[A-Za-z0-9]{1,2}")
+
+
+def written_as_code(names: Iterable[str], claim: str) -> bool:
+    """The claim writes one of ``names`` as code ("num_rollouts=20", "max_train_steps=800"): the repo's own name.
+    A paper symbol with a subscript ("s_0 = 2", "c_m 256", "tau_t") is notation, not a code name."""
+    for name in names:
+        if "_" not in name or (_PAPER_SUBSCRIPT.fullmatch(name) and (len(name.split("_")[0]) == 1 or name.split("_")[0].lower() in GREEK_NAMES)):
+            continue
+        if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", claim):
+            return True
+    return False
