@@ -317,7 +317,8 @@ def _scan(text: str, table: Iterable[tuple[str, str, str, bool]]) -> list[ApiHit
     normalised = re.sub(r"[_\-]", " ", text)
     taken: list[tuple[int, int]] = []
     hits: list[ApiHit] = []
-    for regex, lookup, exact in _scan_regexes(tuple(table)):
+    regexes = _scan_regexes(tuple(table))
+    for regex, lookup, exact in regexes:
         for match in regex.finditer(normalised):
             if any(a < match.end() and match.start() < b for a, b in taken):
                 continue
@@ -325,10 +326,20 @@ def _scan(text: str, table: Iterable[tuple[str, str, str, bool]]) -> list[ApiHit
             entry = lookup.get(found if exact else found.lower())
             if entry is None or _compound_tail(text, match.start()) or (entry[0] == "dataset" and _model_version(text, match.end())):
                 continue
-            taken.append((match.start(), match.end()))
-            hits.append(ApiHit(entry[0], text[match.start() : match.end()], entry[1], match.start(), match.end()))
+            end = match.end()
+            variant = _DATASET_VARIANT.match(text, end) if entry[0] == "dataset" else None
+            written = re.sub(r"[\s_\-]+", " ", text[match.start() : variant.end()]) if variant else ""
+            if variant and not any(written in known or written.lower() in known for _, known, _ in regexes):
+                # "MMLU-Pro", "HumanEval-X", "SWE-bench+": another benchmark than the one named, as written
+                end = variant.end()
+                entry = (entry[0], text[match.start() : end])
+            taken.append((match.start(), end))
+            hits.append(ApiHit(entry[0], text[match.start() : end], entry[1], match.start(), end))
     hits.sort(key=lambda h: h.start)
     return hits
+
+
+_DATASET_VARIANT = re.compile(r"\+(?![\w+])|-(?:[A-Z][A-Za-z]{1,10}|[A-Z])(?![\w\-+])")  # not "-400": Kinetics-400 is Kinetics
 
 
 def _model_version(text: str, end: int) -> bool:

@@ -706,8 +706,12 @@ _SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
 
 @functools.lru_cache(maxsize=1 << 16)
 def norm(text: str) -> str:
-    """Compare names across spellings: "CIFAR-10" = "cifar10" = "Cifar_10"."""
-    return _NON_ALNUM.sub("", str(text).lower())
+    """Compare names across spellings: "CIFAR-10" = "cifar10" = "Cifar_10"; a trailing "+" is its own benchmark
+    ("HumanEval+" = "humanevalplus", not HumanEval)."""
+    return _NON_ALNUM.sub("", _TRAILING_PLUS.sub("plus", str(text).strip()).lower())
+
+
+_TRAILING_PLUS = re.compile(r"\+$")
 
 
 def const_str(node: ast.AST | None) -> str | None:
