@@ -266,6 +266,11 @@ def _same_expression(a: str, b: str) -> bool:
     names: dict = {f: sympy.Function(f) for f in ("sum", "mean", "norm", "matmul", "inv")}  # reductions stay opaque
     names["grad"] = sympy.Function("grad")  # a gradient stays opaque, as in the check: grad(f, x), not d/dx of a symbol
     names["clip"] = lambda x, low, high: sympy.Min(sympy.Max(x, low), high)  # as the formula check reads torch.clamp
+    # softmax and std as the compiler writes them out (exp / sum, the root of the mean squared deviation)
+    names["softmax"] = lambda x: sympy.exp(x) / names["sum"](sympy.exp(x))
+    names["std"] = lambda x: sympy.sqrt(names["mean"]((x - names["mean"](x)) ** 2))
+    for opaque in ("round", "floor", "ceil"):
+        names[opaque] = sympy.Function(opaque)  # not Python's builtins
     a, b = (re.sub(r"(?<![\w.])lambda(?!\w)", "lam", x) for x in (a, b))  # λ spelled out, as the compiler reads it
     a, b = (re.sub(r"(?<![\w.])(?:epsilon|lambda_)(?!\w)", lambda m: "eps" if m.group(0) == "epsilon" else "lam", x) for x in (a, b))
     try:

@@ -1895,6 +1895,13 @@ def _spelled_symbol(key: str, previous: list[str], after: str) -> str | None:
         hit = terms.find_phrase(f"{previous[0]} {symbol}")
         if hit and hit[1] == 0 and hit[2] == len(terms.normalise_phrase(f"{previous[0]} {symbol}")):
             return hit[0]
+        greek = {"lam": "lambda", "lmbda": "lambda"}.get(terms.identifier(symbol).lower(), terms.identifier(symbol).lower())
+        known = terms.find_phrase(f"{previous[0]} {greek}")
+        if known and known[1] == 0 and known[2] == len(terms.normalise_phrase(f"{previous[0]} {greek}")):
+            return None  # "GAE λ": a known phrase, which the symbol's own reading names (gae_lambda)
+        if (re.fullmatch(r"[A-Z][A-Z0-9+\-]{1,7}", previous[0]) and greek in terms.GREEK_NAMES
+                and previous[0].lower() not in terms.optimizer_words() and not terms.find_protocol_terms(previous[0])):
+            return f"{re.sub(r'[^a-z0-9]+', '_', previous[0].lower()).strip('_')}_{greek}"  # "CQL α = 5", "EWC λ": the method's own
     words = re.match(r"\s+((?:[a-z][\w\-]*\s+){0,2}[a-z][\w\-]*)", after, re.IGNORECASE)  # "N = 16 Fourier modes"
     if words:
         hit = terms.find_phrase(words.group(1))

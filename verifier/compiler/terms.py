@@ -195,7 +195,7 @@ def find_phrase(text: str) -> tuple[str, int, int] | None:
     if network and network.group(1) not in _NOT_PARTS:
         role = network  # "mixing network embedding dimension", "value network learning rate": that network's own
     noun = role.group(1) if role and canonical == "learning_rate" else ""
-    if noun and len(noun) >= 3 and noun not in _LR_MODIFIERS and noun not in _NOT_PARTS and noun not in _optimizer_words():
+    if noun and len(noun) >= 3 and noun not in _LR_MODIFIERS and noun not in _NOT_PARTS and noun not in optimizer_words():
         network = role  # "position lr 1.6e-4", "opacity lr 0.05", "world-model lr 1e-4": that part's own learning rate
     if role and (role is network or role.group(1) in role_qualifiers()) and name_in_context(canonical, lowered[role.start(1) : best[0]], "") in (canonical, None):
         # a context rule that reads the role word ("teacher momentum" -> ema_decay) knows better
@@ -215,7 +215,7 @@ _LR_MODIFIERS = frozenset(
 
 
 @functools.cache
-def _optimizer_words() -> frozenset[str]:
+def optimizer_words() -> frozenset[str]:
     """Optimizer names as lowercase words ("adamw", "sgd"): "AdamW lr 1e-3" is the run's learning rate."""
     words = set()
     for name, hit in (_load("claim_apis.yaml").get("optimizer") or {}).items():

@@ -24,6 +24,7 @@ from sympy.parsing.sympy_parser import auto_number, convert_xor, stringify_expr
 
 from verifier.symbolic.core import (
     INV,
+    MATMUL,
     MAX_EXPONENT,
     MAX_POWER_BITS,
     PICK,
@@ -316,6 +317,15 @@ def structures_in(expr: sp.Basic) -> list[str]:
         elif is_slice(n):
             out.append(n.func.__name__)
     return sorted(out)
+
+
+def _scalar_products(expr: sp.Expr) -> sp.Expr:
+    r"""Under a square root, capitals side by side are counts or scalars ("\sqrt{N_W Q_P}"), not a matrix product:
+    a matrix's square root is no formula an ML paper writes this way."""
+    return expr.replace(
+        lambda e: getattr(e, "func", None) == MATMUL and all(isinstance(a, sp.Symbol) for a in e.args),
+        lambda e: sp.Mul(*e.args),
+    )
 
 
 def _sigmoid(x):
@@ -893,6 +903,7 @@ _WORD_FUNCS = {"clip": "clip", "clamp": "clip", "softmax": "softmax", "sigmoid":
                "ReLU": "relu", "logsigmoid": "logsigmoid", "softplus": "softplus", "exp": "exp", "log": "log",
                "Var": "var", "var": "var", "std": "std", "LogSumExp": "logsumexp", "logsumexp": "logsumexp",
                "mean": "mean", "sign": "sign", "min": "min", "max": "max"}
+_CASELESS_FUNCS = {k.lower(): v for k, v in _WORD_FUNCS.items() if k.lower() in ("softmax", "sigmoid", "relu", "softplus", "logsumexp", "logsigmoid")}
 _SPLITTERS = {"leftarrow", "gets", "coloneqq", "triangleq", "equiv", "doteq", "Leftarrow", "longleftarrow"}
 
 
@@ -1096,7 +1107,7 @@ class _LatexParser:
             if tok.text in ("|", "Vert", "lVert"):
                 return self.open_norms == 0
             return tok.text not in ("cdot", "times", "ast", "pm", "mid") and tok.text not in _SPLITTERS and tok.text not in (
-                "}", "{", "right", "|", "rbrace", "rangle", "rvert", "rVert", "end")
+                "}", "{", "right", "|", "rbrace", "rangle", "rvert", "rVert", "end", "rfloor", "rceil")
         return False
 
     def power(self) -> sp.Expr:
@@ -1232,7 +1243,7 @@ class _LatexParser:
                 n = self.sum()
                 self.expect("]")
                 return _bounded_power(self.group_or_single(), 1 / n, tok.pos)
-            return sp.sqrt(self.group_or_single())
+            return sp.sqrt(_scalar_products(self.group_or_single()))
         if name in ("|", "Vert", "lVert", "rVert"):
             self.open_norms += 1
             try:
@@ -1247,6 +1258,15 @@ class _LatexParser:
             inner = self.sum()
             self.next()
             return sp.Abs(inner)
+        if name in ("lfloor", "lceil"):
+            # \lfloor x \rfloor, \lceil x \rceil, \lfloor x \rceil (nearest): the opaque floor / ceil / round the
+            # code's torch.floor, np.ceil, torch.round become
+            inner = self.sum()
+            closing = self.next()
+            if closing.text not in ("rfloor", "rceil"):
+                raise self.error(closing, "expected `\\rfloor` or `\\rceil`, found")
+            kind = {("lfloor", "rfloor"): "floor", ("lceil", "rceil"): "ceil"}.get((name, closing.text), "round")
+            return sp.Function(kind)(inner)
         if name in ("infty",):
             return sp.oo
         if name == "sigma" and self.at("("):
@@ -1284,8 +1304,9 @@ class _LatexParser:
             if re.fullmatch(r"\\mathbb\s*\{?\s*E\s*\}?", word.strip()) or (name == "mathbb" and word.strip() == "E"):
                 self._sub_or_skip()
                 return RMEAN(self.bracket_body(tok))
-            if name in ("text", "textrm", "mathrm", "operatorname", "mathit", "mathsf", "mathtt") and _WORD_FUNCS.get(word.strip()):
-                return self.function(_WORD_FUNCS[word.strip()], tok, word=True)
+            known = _WORD_FUNCS.get(word.strip()) or _CASELESS_FUNCS.get(word.strip().lower())
+            if name in ("text", "textrm", "mathrm", "operatorname", "mathit", "mathsf", "mathtt") and known:
+                return self.function(known, tok, word=True)  # "\mathrm{SoftMax}" is softmax
             inner = _LatexParser(word, tuple(self.functions)).name_of_group(word, tok.pos)
             suffix = _ACCENTS[name]
             base = f"{inner}_{suffix}" if suffix else inner
@@ -1572,6 +1593,9 @@ class _LatexParser:
         inner = [t for t in self.toks[self.i + 1 : j] if not (t.kind == "cmd" and t.text in _SKIP_CMDS)]
         if len(inner) == 1 and inner[0].kind == "cmd" and inner[0].text in ("theta", "phi", "psi", "omega"):
             return True
+        if j < len(self.toks) and re.fullmatch(r"\s*\\?[A-Za-z]+\s*_\s*\{?\s*[A-Za-z0-9]{1,3}\s*\}?\s*",
+                                              self.text[self.toks[self.i].pos + 1 : self.toks[j].pos]):
+            return True  # "\mu_1(x_i)", "e(x_i)": a function of one indexed data point, not a product with it
         return bool(re.search(r"_(theta|phi|ref|psi|old)", name))
 
     def _subscript_text(self) -> str:
