@@ -302,3 +302,9 @@ def test_a_subscripted_symbol_is_not_a_code_name(name, claim, code):
     from verifier.compiler import terms
 
     assert terms.written_as_code([name], claim) is code
+
+
+def test_camel_case_config_keys_are_their_snake_case_names():
+    claim = "TiDE Traffic: hiddenSize=256, decoderOutputDim=16, layerNorm=True, minibatches of 64"
+    assert [(n, v) for n, _, v in checks(claim)] == [
+        ("hidden_size", 256), ("decoder_output_dim", 16), ("layer_norm", True), ("minibatch_size", 64)]

@@ -254,7 +254,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
         read(regex, lambda m, name=name: [(name, int(m.group("n")))])
     read(_TOP_RETRIEVED, lambda m: [("top_k", int(m.group("n")))], lambda m: m.span("n"))
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
-    read(_BATCHES_OF, lambda m: [("minibatch_size", int(m.group("n")))])
+    read(_BATCHES_OF, lambda m: [("minibatch_size", int(m.group("n") or m.group("n2")))])
     read(_QUANTIZED_BITS, lambda m: [("quantization_bits", int(m.group("n")))])
     read(_TUPLE_AFTER_NAME, lambda m: _tuple_setting(m), lambda m: m.span("vals"), keep=lambda m: bool(_tuple_setting(m)))
     read(_SAMPLE_SPAN, lambda m: [(_SAMPLE_SPAN_NAMES[m.group("what").lower()], int(m.group("n")))])
@@ -393,7 +393,8 @@ _QUANTIZED_BITS = re.compile(r"(?<![\w.])(?P<n>[1-8])-bit\s+(?:weights?|quanti[s
 # "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks)
 _BATCHES_OF = re.compile(
     r"(?<![\w-])(?<!meta )(?<!meta-)(?:mini-?)?batch(?:es)?\s+of\s+(?P<n>\d{1,6})\s+"
-    r"(?:episodes|sequences|seqs|trajectories|samples|images|examples|graphs|molecules|sentences|prompts|transitions|clips)\b",
+    r"(?:episodes|sequences|seqs|trajectories|samples|images|examples|graphs|molecules|sentences|prompts|transitions|clips)\b"
+    r"|(?<![\w-])mini-?batch(?:es)?\s+of\s+(?:size\s+)?(?P<n2>\d{1,6})(?![\w.])(?!\s+(?:[a-z]+\s+)?(?:each|per)\b)",
     re.IGNORECASE,
 )
 # "stopping after 16 epochs without validation improvement", "no improvement for 10 epochs": early stopping's patience

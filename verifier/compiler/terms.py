@@ -131,8 +131,12 @@ def ascii_symbol(text: str) -> str:
 def identifier(text: str) -> str:
     """A snake_case identifier from a term: ``grad_acc_steps`` stays, ``Max Seq Len`` -> ``max_seq_len``."""
     text = ascii_symbol(text)
+    text = _CAMEL_WORD.sub(lambda m: re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", m.group(0)).lower(), text)  # hiddenSize
     text = re.sub(r"[^0-9A-Za-z_]+", "_", text).strip("_")
     return re.sub(r"_+", "_", text)
+
+
+_CAMEL_WORD = re.compile(r"(?<![A-Za-z0-9_])[a-z]+(?:[A-Z][a-z0-9]+)+(?![A-Za-z0-9_])")  # not "mAP", "nMSE"
 
 
 def canonical_name(term: str, aliases: dict[str, list[str]] | None = None) -> str | None:
@@ -159,8 +163,8 @@ def canonical_name(term: str, aliases: dict[str, list[str]] | None = None) -> st
     if ident in lex:
         return lex[ident]
     written = ascii_symbol(raw)
-    if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+", written) and len(written) <= 40:
-        return ident  # written as a code identifier (init_dim, P_max): checked under that name
+    if (re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+", written) or _CAMEL_WORD.fullmatch(written)) and len(written) <= 40:
+        return ident  # written as a code identifier (init_dim, P_max, decoderOutputDim): checked under that name
     return None
 
 
