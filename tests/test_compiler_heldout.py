@@ -46,7 +46,7 @@ def leftover(claim: str) -> list[str]:
         ("DDPM on CIFAR-10: 800K training steps", [value("num_steps", 800000), {"kind": "protocol", "rule": "dataset", "expect": "CIFAR10"}]),
         # a key encoder's momentum is an EMA decay; DDIM's eta; SAC's entropy alpha; GBDT early stopping
         ("MoCo: key-encoder momentum m = 0.999", [value("ema_decay", 0.999)]),
-        ("Sampling: 50 DDIM steps with η = 0", [value("ddim_eta", 0, ["η", "sampling"]), value("sampling_steps", 50)]),
+        ("Sampling: 50 DDIM steps with η = 0", [value("ddim_eta", 0, ["η"]), value("sampling_steps", 50)]),
         ("SAC: initial entropy α = 1.0", [value("alpha_entropy", 1)]),
         (
             "XGBoost: 1000 trees, early stopping after 50 rounds without improvement",
@@ -158,8 +158,8 @@ def test_a_modifier_of_the_later_number_is_not_given_to_the_earlier_one():
 @pytest.mark.parametrize(
     ("claim", "expected"),
     [
-        ("DDPM: T = 1000 diffusion steps", [value("diffusion_steps", 1000, ["T", "t", "ddpm"])]),
-        ("Augmentation: Mixup α = 0.8", [value("mixup_alpha", 0.8, ["alpha", "α", "augmentation"])]),
+        ("DDPM: T = 1000 diffusion steps", [value("diffusion_steps", 1000, ["T", "t"])]),
+        ("Augmentation: Mixup α = 0.8", [value("mixup_alpha", 0.8, ["alpha", "α"])]),
         ("Forest: max_features = sqrt", [value("max_features", "sqrt")]),
     ],
 )

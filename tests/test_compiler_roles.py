@@ -308,3 +308,16 @@ def test_camel_case_config_keys_are_their_snake_case_names():
     claim = "TiDE Traffic: hiddenSize=256, decoderOutputDim=16, layerNorm=True, minibatches of 64"
     assert [(n, v) for n, _, v in checks(claim)] == [
         ("hidden_size", 256), ("decoder_output_dim", 16), ("layer_norm", True), ("minibatch_size", 64)]
+
+
+@pytest.mark.parametrize(
+    ("claim", "names"),
+    [
+        ("TD3: policy delay $d = 2$", ("policy_delay", ("d",))),  # the label is a method's name, not a code name
+        ("SimPO: β = 2.0", ("beta", ("β",))),
+        ("LoRA-XS baseline config: α = 16", ("lora_alpha", ("α",))),
+        ("Adam β = 0.9", ("beta1", ("beta", "β"))),  # Adam's first-moment decay, not a KL weight
+    ],
+)
+def test_a_method_or_section_label_is_never_a_code_name(claim, names):
+    assert checks(claim)[0][:2] == names

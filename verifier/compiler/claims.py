@@ -876,6 +876,10 @@ _TOO_GENERIC = frozenset(
 
 
 # Words before a symbol that say how it is set, not what it is: never a parameter's name
+_HEADING_WORDS = frozenset(
+    "configuration configurations config configs setup settings setting hyperparameters hyperparameter details "
+    "parameters recipe protocol experiments experiment training stage phase objective like".split()
+)  # a heading's last word: the label names a section, not the symbol's parameter
 _NOT_NAME_WORDS = frozenset(
     "fixed default defaults typically typical usually often commonly standard constant chosen set given selected "
     "always also then here thus e g i e eg ie".split()
@@ -916,8 +920,9 @@ def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
         if phrase:
             names.append(phrase[0])
         head = _head_phrase(label)
-        if head:
-            names.append(head)
+        titled = re.fullmatch(r"\s*[A-Z0-9][\w\-+.]*(?:\s+[A-Z0-9][\w\-+.]*)*\s*", label)
+        if head and not titled and head.split("_")[-1] not in _HEADING_WORDS:
+            names.append(head)  # "Kernel width: k = 3"; not "SimPO", "TD3", "PPO training configuration"
     out: list[str] = []
     for n in names:
         if n and n not in out:
