@@ -321,3 +321,16 @@ def test_camel_case_config_keys_are_their_snake_case_names():
 )
 def test_a_method_or_section_label_is_never_a_code_name(claim, names):
     assert checks(claim)[0][:2] == names
+
+
+def test_a_latex_claim_s_earlier_words_still_rename_a_symbol():
+    # the fragment is read as plain text ("γ = 2"), the claim writes LaTeX: "focal" before it still names it
+    claim = "RetinaNet anchors: scales $\\{2^0, 2^{1/3}\\}$; focal loss with $\\alpha = 0.25$, $\\gamma = 2$; anchors"
+    assert ("focal_gamma", ("γ",), 2) in checks(claim)
+
+
+@pytest.mark.parametrize("claim", ["ODE1 discretization: M = 10", "MC dropout: prior length-scale l = 1e-2",
+                                   "DDIM inference: eta = 1"])
+def test_a_titled_label_adds_no_name(claim):
+    ((name, names, _),) = checks(claim)[:1]
+    assert not [n for n in (name, *names) if n.startswith(("ode1", "dropout", "ddim_inference"))]

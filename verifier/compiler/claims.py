@@ -916,11 +916,12 @@ def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
     if key != ident and key.isidentifier():
         names.append(key)
     if label:
-        phrase = terms.find_phrase(label)
+        head = _head_phrase(label)
+        titled = re.fullmatch(r"\s*[A-Z0-9][\w\-+.]*(?:\s+[A-Z0-9][\w\-+.]*)*\s*", label) or re.search(
+            r"\b(?:[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}\w*)", label)  # "RetinaNet anchors", "PPO training": a method's name
+        phrase = terms.find_phrase(label) if not titled else None  # "MC dropout: l = 1e-2" is no dropout
         if phrase:
             names.append(phrase[0])
-        head = _head_phrase(label)
-        titled = re.fullmatch(r"\s*[A-Z0-9][\w\-+.]*(?:\s+[A-Z0-9][\w\-+.]*)*\s*", label)
         if head and not titled and head.split("_")[-1] not in _HEADING_WORDS:
             names.append(head)  # "Kernel width: k = 3"; not "SimPO", "TD3", "PPO training configuration"
     out: list[str] = []

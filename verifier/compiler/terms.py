@@ -461,7 +461,20 @@ def _up_to(fragment: str, claim: str) -> str:
     not words that come after it ("alpha in [0, 1], then LoRA-style merging")."""
     tail = fragment.strip()[-24:]
     at = claim.find(tail) if tail else -1
-    return claim[: at + len(tail)] if at >= 0 else fragment
+    if at >= 0:
+        return claim[: at + len(tail)]
+    # the fragment is read in plain text ("γ = 2"), the claim may write LaTeX ("$\gamma = 2$"): compare both plain
+    loose_claim, loose_fragment = _plain(claim), _plain(fragment)
+    for size in range(min(24, len(loose_fragment)), 5, -1):  # the longest tail found: a label may stand before it
+        at = loose_claim.find(loose_fragment[-size:])
+        if at >= 0:
+            return loose_claim[: at + size]
+    return fragment
+
+
+def _plain(text: str) -> str:
+    text = re.sub(r"\\([A-Za-z]+)", r"\1", text)
+    return re.sub(r"\s+", " ", ascii_symbol(re.sub(r"[${}]", "", text))).strip()
 
 
 def name_in_context(name: str, fragment: str, claim: str) -> str | None:
