@@ -334,3 +334,15 @@ def test_a_latex_claim_s_earlier_words_still_rename_a_symbol():
 def test_a_titled_label_adds_no_name(claim):
     ((name, names, _),) = checks(claim)[:1]
     assert not [n for n in (name, *names) if n.startswith(("ode1", "dropout", "ddim_inference"))]
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("DiT-XL/2 @ ImageNet 256: patch 2", [("image_size", 256), ("patch_size", 2)]),
+        ("class-conditional generation on ImageNet 64x64", [("image_size", 64)]),
+        ("Per-dataset batch sizes: Adult 256, Higgs 1024", [("minibatch_size", 256), ("minibatch_size", 1024)]),  # no image claim
+    ],
+)
+def test_an_image_benchmark_s_resolution(claim, expected):
+    assert [(n, v) for n, _, v in checks(claim)] == expected

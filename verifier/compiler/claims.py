@@ -256,6 +256,9 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
     read(_BATCHES_OF, lambda m: [("minibatch_size", int(m.group("n") or m.group("n2")))])
     read(_QUANTIZED_BITS, lambda m: [("quantization_bits", int(m.group("n")))])
+    read(_DATASET_RESOLUTION, lambda m: [("image_size", int(m.group("n")))], lambda m: (m.start("n"), m.end()),
+         keep=lambda m: terms.name_in_context("image_size", "", b.claim) == "image_size" and any(
+             h.category == "dataset" and h.end == m.start("gap") for h in terms.find_protocol_terms(body[: m.start("gap")])))
     read(_TUPLE_AFTER_NAME, lambda m: _tuple_setting(m), lambda m: m.span("vals"), keep=lambda m: bool(_tuple_setting(m)))
     read(_SAMPLE_SPAN, lambda m: [(_SAMPLE_SPAN_NAMES[m.group("what").lower()], int(m.group("n")))])
     read(_LAYER_WIDTH, lambda m: [(_width_name(body, m.start()), int(m.group("n") or m.group("n2")))],
@@ -388,6 +391,8 @@ _LAYER_WIDTH = re.compile(
 )
 # "a 50 Hz frame rate (32 kHz audio)": the rate the words after it name, not the audio's sampling rate
 _HZ_RATE = re.compile(r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>k?Hz)\s+(?P<what>frame|token|sampling|sample)\s+rate\b", re.IGNORECASE)
+# "ImageNet 256", "ImageNet 64×64": an image benchmark at a resolution (the size a generative model trains at)
+_DATASET_RESOLUTION = re.compile(r"(?P<gap>\s+)(?:at\s+)?(?P<n>28|32|64|96|128|224|256|384|512|768|1024)(?:\s*[×x]\s*(?P=n))?(?![\w.×x])")
 # "4-bit weights", "8-bit quantisation": the bit width weights are quantised to (not "8-bit Adam", an optimizer)
 _QUANTIZED_BITS = re.compile(r"(?<![\w.])(?P<n>[1-8])-bit\s+(?:weights?|quanti[sz]\w*|gptq|awq|nf4|integer\s+weights)\b", re.IGNORECASE)
 # "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks)
