@@ -346,3 +346,22 @@ def test_a_titled_label_adds_no_name(claim):
 )
 def test_an_image_benchmark_s_resolution(claim, expected):
     assert [(n, v) for n, _, v in checks(claim)] == expected
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("micro-bs 2 × grad-accum 16 (eff. 32), max_len 4096, bf16, wd 0.0",
+         [("global_batch_size", 32), ("minibatch_size", 2), ("gradient_accumulation_steps", 16), ("max_seq_length", 4096),
+          ("dtype", "bf16"), ("weight_decay", 0)]),
+        ("300 ep (20 warmup), grad clip 5.0", [("epochs", 300), ("warmup_epochs", 20), ("max_grad_norm", 5)]),
+        ("100k steps (2k warmup)", [("num_steps", 100000), ("warmup_steps", 2000)]),
+        ("discount of 0.99, an entropy cost of 0.01 and a baseline cost of 0.5",
+         [("gamma", 0.99), ("ent_coef", 0.01), ("vf_coef", 0.5)]),  # IMPALA's loss weights, not money
+        ("commitment cost 0.25", [("commitment_cost", 0.25)]),
+        ("the API cost 440", []),  # money: context
+        ("replay capacity 1e6", [("replay_buffer_size", 1000000)]),
+    ],
+)
+def test_terse_recipe_items(claim, expected):
+    assert [(n, v) for n, _, v in checks(claim)] == expected

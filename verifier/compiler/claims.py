@@ -256,6 +256,14 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
     read(_BATCHES_OF, lambda m: [("minibatch_size", int(m.group("n") or m.group("n2")))])
     read(_QUANTIZED_BITS, lambda m: [("quantization_bits", int(m.group("n")))])
+    for m in list(_PAREN_WARMUP.finditer(body)):  # each value read by its own words: the run's are not the warmup's
+        epochs = m.group("unit").lower().startswith("ep")
+        for name, value, own in (("epochs" if epochs else "num_steps", m.group("n"), m.group(0).split("(")[0]),
+                                 ("warmup_epochs" if epochs else "warmup_steps", m.group("w"), "warmup")):
+            b.window = own
+            made.append(b.add(_value_check(name, numbers.parse_value(value))))
+            b.window = None
+        body = _blank_spans(body, [m.span()])
     read(_DATASET_RESOLUTION, lambda m: [("image_size", int(m.group("n")))], lambda m: (m.start("n"), m.end()),
          keep=lambda m: terms.name_in_context("image_size", "", b.claim) == "image_size" and any(
              h.category == "dataset" and h.end == m.start("gap") for h in terms.find_protocol_terms(body[: m.start("gap")])))
@@ -266,7 +274,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_HZ_RATE, lambda m: [("sample_rate" if m.group("what").lower().startswith("sampl") else "frame_rate",
                                _hertz(m.group("n"), m.group("unit")))])
     read(_TWO_ROLE_LR, _two_role_lrs)
-    per_device = bool(_PER_DEVICE.search(body)) and bool(re.search(r"\bbatch", b.claim, re.IGNORECASE))
+    per_device = (bool(_PER_DEVICE.search(body)) and bool(re.search(r"\bbatch", b.claim, re.IGNORECASE))) or bool(_MICRO_BATCH.search(b.claim))
     read(_PER_DEVICE, lambda m: [("minibatch_size", int(m.group("n")))], lambda m: m.span("n"), keep=lambda m: per_device)
     read(_EFFECTIVE_BATCH, lambda m: [("global_batch_size", numbers.parse_value(m.group("n")))], keep=lambda m: per_device)
     read(_LR_PEAK, lambda m: [("learning_rate", numbers.parse_number(m.group("n")))], lambda m: m.span("n"))
@@ -311,7 +319,11 @@ _EPOCHS_OF_MINIBATCHES = re.compile(r"(?<![\w.])(?P<epochs>\d{1,3})\s+(?:update\
 # "8 GPUs × 4 per device": the per-device batch (read only in a claim about batches); with it, an "effective batch size
 # of 128" is the global batch, not the minibatch the code's batch_size holds
 _PER_DEVICE = re.compile(r"(?<![\w.\-–])(?<!\d to )(?P<n>\d{1,5})\s+(?:samples?\s+|sequences?\s+|examples?\s+|images?\s+)?per\s+(?:device|gpu|core|tpu|accelerator)\b", re.IGNORECASE)
-_EFFECTIVE_BATCH = re.compile(r"\b(?:effective|global|total)\s+batch(?:\s+size)?\s*(?:of|=|:|is)?\s*(?P<n>\d[\d,]*[kK]?)(?![\w.])", re.IGNORECASE)
+_EFFECTIVE_BATCH = re.compile(
+    r"(?:\b(?:effective|global|total)\s+batch(?:\s+size)?\s*(?:of|=|:|is)?|\(\s*eff(?:ective)?\.?)\s*(?P<n>\d[\d,]*[kK]?)(?![\w.])",
+    re.IGNORECASE,
+)  # "effective batch size of 128", "micro-bs 2 × grad-accum 16 (eff. 32)"
+_MICRO_BATCH = re.compile(r"\bmicro[- ]?(?:bs|batch)\b|\bper[- ](?:device|gpu)[- _]?(?:train[- _])?batch", re.IGNORECASE)
 # "a cosine schedule peaking at 1e-5": the schedule's peak, the learning rate
 _LR_PEAK = re.compile(
     r"\b(?:schedule|scheduler|lr|learning\s+rate)\s+(?:that\s+)?(?:peak(?:ing|s)?|peaked)\s+at\s+(?P<n>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.])",
@@ -328,7 +340,7 @@ _TOKEN_SEQUENCES = re.compile(r"\b(?:sequences?|contexts?|inputs?)\s+of\s+(?:up\
 # "style weight 1e4", "total-variation weight 1e-6", "mel-loss weight 45": a loss term's weight, named by the term
 _LOSS_WEIGHT_BEFORE = re.compile(
     r"(?<![\w\-])(?P<words>(?:[A-Za-z][A-Za-z0-9]*[\s\-]+){0,2}[A-Za-z][A-Za-z0-9]*)[\s\-]+(?P<loss>loss[\s\-]+)?"
-    r"(?P<kind>weight|weighting|coefficient|coef)\s*(?:=|:|of|is)?\s*$",
+    r"(?P<kind>weight|weighting|coefficient|coef|cost)\s*(?:=|:|of|is)?\s*$",
 )
 _NOT_WEIGHTED = frozenset("initial init final new the each per default equal same its loss total".split())  # "initial weight 0.1"
 # "lr 5e-4 for both actor and critic", "actor/critic learning rates 3e-4": one value, each part's own learning rate
@@ -393,6 +405,11 @@ _LAYER_WIDTH = re.compile(
 _HZ_RATE = re.compile(r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>k?Hz)\s+(?P<what>frame|token|sampling|sample)\s+rate\b", re.IGNORECASE)
 # "ImageNet 256", "ImageNet 64×64": an image benchmark at a resolution (the size a generative model trains at)
 _DATASET_RESOLUTION = re.compile(r"(?P<gap>\s+)(?:at\s+)?(?P<n>28|32|64|96|128|224|256|384|512|768|1024)(?:\s*[×x]\s*(?P=n))?(?![\w.×x])")
+# "300 ep (20 warmup)", "100k steps (2k warmup)": the warmup in the run's own unit
+_PAREN_WARMUP = re.compile(
+    r"(?<![\w.])(?P<n>\d+(?:\.\d+)?[kKM]?)\s*(?P<unit>ep|epochs?|steps?|iters?|iterations?)\s*\(\s*(?P<w>\d+(?:\.\d+)?[kK]?)\s+warm-?up\s*\)",
+    re.IGNORECASE,
+)
 # "4-bit weights", "8-bit quantisation": the bit width weights are quantised to (not "8-bit Adam", an optimizer)
 _QUANTIZED_BITS = re.compile(r"(?<![\w.])(?P<n>[1-8])-bit\s+(?:weights?|quanti[sz]\w*|gptq|awq|nf4|integer\s+weights)\b", re.IGNORECASE)
 # "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks)
@@ -1270,6 +1287,8 @@ def _is_derivation(text: str) -> bool:
     return bool(re.search(r"[*/^]|\bsum\b|\\sum|[A-Za-z]\w*\([^()]*\)\s*(?:=|<=|>=|<|>)", text))
 
 
+# "..., bf16, wd 0.1": a list item that is only a number format is the run's dtype
+_BARE_DTYPE = re.compile(r"^\s*(?P<dtype>bf16|fp16|bfloat16|float16|fp32|tf32)(?:\s+(?:mixed[- ]precision|mixed|amp|autocast|training))?\s*\.?\s*$", re.IGNORECASE)
 _DTYPE_RE = re.compile(
     r"\b(?:torch\.)?(?P<dtype>bfloat16|float16|float32|float64|fp16|bf16|fp32|tf32|int8)\b(?:\s+[a-z]+){0,3}?\s+precision\b",
     re.IGNORECASE,
@@ -1295,7 +1314,7 @@ def _string_setting_words() -> tuple[dict[str, str], frozenset[str]]:
 def _string_settings(body: str, b: _Builder) -> list[int]:
     """"bior2.4 wavelet", "zero padding mode", "bfloat16 precision": a named setting whose value is a word."""
     made = []
-    for match in _DTYPE_RE.finditer(body):
+    for match in [*_DTYPE_RE.finditer(body), *_BARE_DTYPE.finditer(body)]:
         made.append(b.add(ValueCheck(name="dtype", expect=match.group("dtype").lower())))
     regex = _string_setting_regex()
     lookup, known = _string_setting_words()
@@ -1619,12 +1638,14 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             known = terms.canonical_name(" ".join(words))
             name = known or (terms.identifier(" ".join(words)).lower() if len(words) >= 2 else None)  # "5% false positive rate"
         weighted = _LOSS_WEIGHT_BEFORE.search(before)
+        if weighted and weighted.group("kind") == "cost" and not _LOSS_COST.search(before.lower()):
+            weighted = None  # "the API cost 440": money, not a loss term's weight
         if name is None and weighted and not q.percent:
             words = [w for w in re.split(r"[\s\-]+", weighted.group("words").lower()) if w and w not in ("the", "a", "an", "and", "with")]
             loss = bool(weighted.group("loss")) or words[-1:] == ["loss"]
             words = words[:-1] if words[-1:] == ["loss"] else words
             if words and all(re.fullmatch(r"[a-z][a-z0-9]*", w) for w in words) and words[-1] not in _NOT_WEIGHTED:
-                suffix = "coef" if weighted.group("kind").startswith("coef") else "weight"
+                suffix = {"coefficient": "coef", "coef": "coef", "cost": "cost"}.get(weighted.group("kind"), "weight")
                 name = "_".join(words + (["loss"] if loss else []) + [suffix])  # "content weight 1", "mel-loss weight 45"
         lossy = False  # named by a plural whose modifiers were dropped: "2 time masks" is not every mask count
         in_list = bool(re.search(r"\d\s*(?:,|\band\b|\bor\b)\s*$", before))  # "0, 1, 2, 3 levels": the noun counts a list
@@ -2254,6 +2275,8 @@ _SIGMA_NOT_SIGMOID = re.compile(
 )
 
 
+_LOSS_COST = re.compile(r"\b(?:entropy|baseline|value|kl|policy|reconstruction|auxiliary|regulari[sz]ation|commitment|"
+                        r"critic|actor|loss)\s+costs?\b")
 _DATA_STAT_RE = re.compile(
     r"\d\s*(?:[kKMB]\s*)?(?:\w+\s+){0,2}(?:videos?|clips?|images?|pairs?|captions?|trajectories|votes?|users?|"
     r"params|parameters|examples|documents|sentences|hours?|families|combinations|train|test|total)\b",
@@ -2268,7 +2291,8 @@ def _context_reason(text: str, dimension: Dimension, label: str = "") -> str | N
     starts_with_params = re.match(r"\s*(?:tunable |trainable |learnable )?(?:param|params|parameters)\b", text, re.IGNORECASE)
     if dimension == Dimension.numerical and (starts_with_params or re.search(r"\b(?:counts|statistics|stats)\b", label, re.IGNORECASE)):
         return "dataset statistic or parameter count: not set by code"
-    words = set(re.findall(r"[a-z0-9$]+", lowered))
+    # "an entropy cost of 0.01" (IMPALA's loss weights): a loss term's cost is a setting, not money
+    words = set(re.findall(r"[a-z0-9$]+", _LOSS_COST.sub(" ", lowered)))
     if words & terms.context_words() or "$" in text:
         return "hardware, timing, cost or reference: not a code fact"
     if _EXPLANATORY.match(text.strip("( ")):
