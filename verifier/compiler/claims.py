@@ -2275,6 +2275,7 @@ _SIGMA_NOT_SIGMOID = re.compile(
 )
 
 
+_BASELINES_WITHOUT_COLON = re.compile(r"\b(?P<cue>[Bb]aselines|[Cc]ompared\s+(?:with|to|against))\s+(?=[A-Z][\w.\-+]*\d[\w.\-+]*\s*,)")
 _LOSS_COST = re.compile(r"\b(?:entropy|baseline|value|kl|policy|reconstruction|auxiliary|regulari[sz]ation|commitment|"
                         r"critic|actor|loss)\s+costs?\b")
 _DATA_STAT_RE = re.compile(
@@ -2675,6 +2676,7 @@ def _compile_cached(
     """Compilation is pure: the engine and the judge pass ask for the same claim, compile it once."""
     sau = SAU(id=sau_id, dimension=dimension, claim=claim)
     text = numbers.plain_latex_numbers(claim.strip())  # "$5\times10^{-3}$" is 5e-3, as papers also write it
+    text = _BASELINES_WITHOUT_COLON.sub(r"\g<cue>: ", text)  # "baselines DeepSeek-Coder-6.7B, CodeLlama-13B": a list
     aliases = {k: list(v) for k, v in aliases_key}
     out = CompiledClaim(sau_id=sau.id)
     if not text:

@@ -333,10 +333,12 @@ def _scan(text: str, table: Iterable[tuple[str, str, str, bool]]) -> list[ApiHit
             end = match.end()
             variant = _DATASET_VARIANT.match(text, end) if entry[0] == "dataset" else None
             written = re.sub(r"[\s_\-]+", " ", text[match.start() : variant.end()]) if variant else ""
-            if variant and not any(written in known or written.lower() in known for _, known, _ in regexes):
-                # "MMLU-Pro", "HumanEval-X", "SWE-bench+": another benchmark than the one named, as written
+            listed = next((known.get(written) or known.get(written.lower()) for _, known, _ in regexes
+                           if known.get(written) or known.get(written.lower())), None) if variant else None
+            if variant:
+                # "GPQA-Diamond" (listed), "MMLU-Pro", "HumanEval-X" (as written): another benchmark than the one named
                 end = variant.end()
-                entry = (entry[0], text[match.start() : end])
+                entry = listed or (entry[0], text[match.start() : end])
             taken.append((match.start(), end))
             hits.append(ApiHit(entry[0], text[match.start() : end], entry[1], match.start(), end))
     hits.sort(key=lambda h: h.start)
