@@ -17,7 +17,8 @@ from verifier.symbolic.latex import parse_latex
         (r"\lfloor \mathrm{clip}(v / s, -Q_N, Q_P) \rceil", "round(Min(Q_P, Max(-Q_N, v/s)))"),  # LSQ's rounding
         (r"1 / \sqrt{N_W Q_P}", "1/sqrt(N_W*Q_P)"),  # counts under a root, not a matrix product
         (r"\alpha (x + y)", "alpha*(x + y)"),  # a coefficient times a sum stays a product
-        (r"F_k(w) + 1", "F_k*w + 1"),  # one plain letter in parentheses: still read as a product
+        (r"F_k(w) + 1", "F_k__w + 1"),  # a subscripted capital of one letter: client k's objective of w, applied
+        (r"c_{skip}(\sigma) x", "c_skip*x"),  # a schedule coefficient of the noise level: one value
     ],
 )
 def test_brackets_roots_and_products(latex, expected):

@@ -1596,6 +1596,9 @@ class _LatexParser:
         if j < len(self.toks) and re.fullmatch(r"\s*\\?[A-Za-z]+\s*_\s*\{?\s*[A-Za-z0-9]{1,3}\s*\}?\s*",
                                               self.text[self.toks[self.i].pos + 1 : self.toks[j].pos]):
             return True  # "\mu_1(x_i)", "e(x_i)": a function of one indexed data point, not a product with it
+        if j < len(self.toks) and re.fullmatch(r"[A-VX-Z]_[A-Za-z0-9]+", name) and re.fullmatch(
+                r"\s*w\s*", self.text[self.toks[self.i].pos + 1 : self.toks[j].pos]):
+            return True  # "F_k(w)": client k's objective of the weights; "W_q(x)" stays the projection's product
         return bool(re.search(r"_(theta|phi|ref|psi|old)", name))
 
     def _subscript_text(self) -> str:
