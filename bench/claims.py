@@ -353,14 +353,9 @@ def heldout(path: Path, details: bool) -> dict[str, Any]:
 
 
 def _decided_when_unbound(check: Any, claim: str) -> bool:
-    """Would a run decide this value check where the code has no such name? A lexicon name, or one the claim
-    writes as code, is reported missing; a name made from the claim's words is left undecided, for the judge
-    (the engine's rule for guessed names), so a wrong one of those costs a judge call, not a wrong verdict."""
-    lexicon = terms.lexicon_index()
-    names = check.all_names()
-    if any(lexicon.get(n.lower().replace("-", "_")) for n in names):
-        return True
-    return terms.written_as_code(names, claim)
+    """Would a run decide this value check where the code has no such name (the engine's rule,
+    terms.decided_when_unbound)? A wrong name made from the claim's words costs a judge call, not a wrong verdict."""
+    return terms.decided_when_unbound(check.all_names(), claim)
 
 
 def print_heldout(path: Path, details: bool) -> None:

@@ -6,7 +6,6 @@ One index serves all claims; every check runs inside a guard so an internal fail
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -172,12 +171,8 @@ def _undecided_if_guessed(check, result, claim: str, aliases) -> Any:
 
     if check.kind != "value" or result.status is not Status.missing or not result.message.startswith("no binding of"):
         return result
-    names = check.all_names()
-    lexicon = terms.lexicon_index()
-    if any(lexicon.get(n.lower().replace("-", "_")) for n in names) or any(n in (aliases or {}) for n in names):
-        return result
-    if terms.written_as_code(names, claim):
-        return result  # written as code in the claim ("num_rollouts=20"): the repo's own name
+    if terms.decided_when_unbound(check.all_names(), claim, aliases):
+        return result  # a lexicon name, an alias, or the repo's own name written in the claim ("num_rollouts=20")
     return CheckResult.unverified(
         result.kind, f"{result.message}: a name made from the claim's words, not a known parameter's, so undecided",
         result.evidence, **result.details,

@@ -224,10 +224,16 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     made: list[int] = []
 
     def read(regex: re.Pattern, settings, span=lambda m: m.span(), keep=lambda m: True) -> None:
+        """Each match's settings: (name, value), or (name, value, its own words) when the rename rules must read
+        only those ("300 ep (20 warmup)": the 300 is not the warmup's); a match with none is left in the text."""
         nonlocal body
-        found = [m for m in regex.finditer(body) if keep(m)]
-        made.extend(b.add(_value_check(name, value)) for m in found for name, value in settings(m))
-        body = _blank_spans(body, [span(m) for m in found])
+        found = [(m, read_off) for m in regex.finditer(body) if keep(m) and (read_off := settings(m))]
+        for _, read_off in found:
+            for name, value, *own in read_off:
+                b.window = own[0] if own else None
+                made.append(b.add(_value_check(name, value)))
+        b.window = None
+        body = _blank_spans(body, [span(m) for m, _ in found])
 
     read(_SQUARE_KERNEL, lambda m: [("kernel_size", int(m.group("n")))], lambda m: m.span("size"))  # "1×1 Conv1d": still named
     read(_SQUARE_POOL, lambda m: [("pool_size", [int(m.group("n"))] * 2)], lambda m: m.span("size"))  # "2×2 average pooling"
@@ -256,18 +262,12 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
     read(_BATCHES_OF, lambda m: [("minibatch_size", int(m.group("n") or m.group("n2")))])
     read(_QUANTIZED_BITS, lambda m: [("quantization_bits", int(m.group("n")))])
-    for m in list(_PAREN_WARMUP.finditer(body)):  # each value read by its own words: the run's are not the warmup's
-        epochs = m.group("unit").lower().startswith("ep")
-        for name, value, own in (("epochs" if epochs else "num_steps", m.group("n"), m.group(0).split("(")[0]),
-                                 ("warmup_epochs" if epochs else "warmup_steps", m.group("w"), "warmup")):
-            b.window = own
-            made.append(b.add(_value_check(name, numbers.parse_value(value))))
-            b.window = None
-        body = _blank_spans(body, [m.span()])
-    read(_DATASET_RESOLUTION, lambda m: [("image_size", int(m.group("n")))], lambda m: (m.start("n"), m.end()),
-         keep=lambda m: terms.name_in_context("image_size", "", b.claim) == "image_size" and any(
-             h.category == "dataset" and h.end == m.start("gap") for h in terms.find_protocol_terms(body[: m.start("gap")])))
-    read(_TUPLE_AFTER_NAME, lambda m: _tuple_setting(m), lambda m: m.span("vals"), keep=lambda m: bool(_tuple_setting(m)))
+    read(_PAREN_WARMUP, _paren_warmup)
+    if terms.name_in_context("image_size", "", b.claim) == "image_size":  # an image claim: "ImageNet 256"
+        dataset_ends = {h.end for h in terms.find_protocol_terms(body) if h.category == "dataset"}
+        read(_DATASET_RESOLUTION, lambda m: [("image_size", int(m.group("n")))], lambda m: (m.start("n"), m.end()),
+             keep=lambda m: m.start("gap") in dataset_ends)
+    read(_TUPLE_AFTER_NAME, _tuple_setting, lambda m: m.span("vals"))
     read(_SAMPLE_SPAN, lambda m: [(_SAMPLE_SPAN_NAMES[m.group("what").lower()], int(m.group("n")))])
     read(_LAYER_WIDTH, lambda m: [(_width_name(body, m.start()), int(m.group("n") or m.group("n2")))],
          lambda m: m.span("n") if m.group("n") else m.span("n2"))
@@ -357,6 +357,13 @@ _TWO_ROLE_LR = re.compile(
 _TUPLE_AFTER_NAME = re.compile(r"(?P<words>(?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)\s*(?:=|:)?\s*\(\s*(?P<vals>\d+(?:\s*,\s*\d+){1,3})\s*\)")
 _TUPLE_SETTINGS = frozenset({"kernel_size", "stride", "padding", "dilation", "patch_size", "pool_size", "image_size",
                              "tubelet_size", "output_padding"})
+
+
+def _paren_warmup(m: re.Match) -> list[tuple[str, Any, str]]:
+    """The run's length and its warmup, each read by its own words (the run's are not the warmup's)."""
+    epochs = m.group("unit").lower().startswith("ep")
+    return [("epochs" if epochs else "num_steps", numbers.parse_value(m.group("n")), m.group(0).split("(")[0]),
+            ("warmup_epochs" if epochs else "warmup_steps", numbers.parse_value(m.group("w")), "warmup")]
 
 
 def _tuple_setting(m: re.Match) -> list[tuple[str, Any]]:
@@ -846,12 +853,15 @@ def _is_symbol(key: str) -> bool:
     key = key.strip().strip("$`")
     if key.lower() in _FUNCTION_SHORT:
         return False  # "rewards clipped to [-1, 1]": a preposition, not the paper's symbol
-    if terms.identifier(key).lower() in terms.GREEK_NAMES:
+    if terms.identifier(key).lower() in terms.GREEK_NAMES or _greek_subscript(terms.identifier(key)):
         return True
-    greek = re.fullmatch(r"(?P<letter>[A-Za-z]+)_[a-z0-9]{1,2}", terms.identifier(key))
-    if greek and greek.group("letter").lower() in terms.GREEK_NAMES:
-        return True  # "τ_s", "tau_t": a Greek letter with a subscript
     return bool(_SYMBOL_RE.match(key)) and len(terms.identifier(key)) <= 4
+
+
+def _greek_subscript(token: str) -> bool:
+    """"τ_s", "tau_t": a Greek letter (or its name) with a short subscript, a paper's symbol."""
+    greek = re.fullmatch(r"(?P<letter>[^\W\d_]+)_[a-z0-9]{1,2}", token)
+    return bool(greek) and (terms.identifier(greek.group("letter")).lower() in terms.GREEK_NAMES or not greek.group("letter").isascii())
 
 
 def _head_phrase(words: str) -> str | None:
@@ -1442,8 +1452,7 @@ def _paper_symbol(token: str) -> bool:
     """A Greek letter or its name, or one Latin letter with a subscript or prime (``B``, ``N_s``); not a word."""
     if terms.identifier(token).lower() in terms.GREEK_NAMES or (len(token) == 1 and not token.isascii()):
         return True
-    greek = re.fullmatch(r"(?P<letter>[^\W\d_]+)_[a-z0-9]{1,2}", token)  # "tau_s", "τ_t": a Greek letter with a subscript
-    if greek and (terms.identifier(greek.group("letter")).lower() in terms.GREEK_NAMES or not greek.group("letter").isascii()):
+    if _greek_subscript(token):
         return True
     return bool(re.fullmatch(r"[A-Za-z](?:_\w+|\d|')?", token)) and token.lower() not in ("a", "i")
 
@@ -1792,10 +1801,7 @@ def _layer_part(before: str, after: str) -> str | None:
     words = tail.group("np").split() if tail else []
     lead = re.search(r"(?P<np>(?:[A-Za-z][\w\-]*\s+){1,3})(?:has|with|of|uses|contains|:)?\s*$", before)
     words += lead.group("np").split() if lead else []
-    for word in words:
-        if word.lower() in _LAYER_PARTS:
-            return word.lower()
-    return None
+    return next((w.lower() for w in words if w.lower() in _LAYER_PARTS), None)
 
 
 _LAYER_PARTS = frozenset(

@@ -194,18 +194,30 @@ def find_phrase(text: str) -> tuple[str, int, int] | None:
         return None
     canonical = lexicon_index().get(best[2].lower(), best[2])
     start = best[0] - best[1]
-    role = re.search(r"(?<![a-z0-9])([a-z]+) $", lowered[:start])
-    network = re.search(r"(?<![a-z0-9])([a-z]{3,}) (?:network|net) $", lowered[:start])
-    if network and network.group(1) not in _NOT_PARTS:
-        role = network  # "mixing network embedding dimension", "value network learning rate": that network's own
-    noun = role.group(1) if role and canonical == "learning_rate" else ""
-    if noun and len(noun) >= 3 and noun not in _LR_MODIFIERS and noun not in _NOT_PARTS and noun not in optimizer_words():
-        network = role  # "position lr 1.6e-4", "opacity lr 0.05", "world-model lr 1e-4": that part's own learning rate
-    if role and (role is network or role.group(1) in role_qualifiers()) and name_in_context(canonical, lowered[role.start(1) : best[0]], "") in (canonical, None):
-        # a context rule that reads the role word ("teacher momentum" -> ema_decay) knows better
+    part = _part_before(lowered[:start], canonical)
+    # a context rule that reads the part's word ("teacher momentum" -> ema_decay) knows better
+    if part and name_in_context(canonical, lowered[part.start(1) : best[0]], "") in (canonical, None):
         phrase = lowered[start : best[0]].replace(" ", "_")
-        return qualified_name(role.group(1), canonical, phrase), role.start(1), best[0]
+        return qualified_name(part.group(1), canonical, phrase), part.start(1), best[0]
     return canonical, start, best[0]
+
+
+def _part_before(before: str, canonical: str) -> re.Match | None:
+    """The word right before a parameter phrase that makes it another part's own setting: a role word ("server
+    learning rate"), a named network ("mixing network embedding dimension", "value network lr"), or, for a
+    learning rate, any part's noun ("position lr", "world-model lr"); None for the run's own ("peak lr", "AdamW lr")."""
+    network = re.search(r"(?<![a-z0-9])([a-z]{3,}) (?:network|net) $", before)
+    if network and network.group(1) not in _NOT_PARTS:
+        return network
+    word = re.search(r"(?<![a-z0-9])([a-z]+) $", before)
+    if not word:
+        return None
+    noun = word.group(1)
+    if word.group(1) in role_qualifiers():
+        return word
+    if canonical == "learning_rate" and len(noun) >= 3 and noun not in _LR_MODIFIERS | _NOT_PARTS | optimizer_words():
+        return word
+    return None
 
 
 _LR_MODIFIERS = frozenset(
@@ -222,13 +234,13 @@ _LR_MODIFIERS = frozenset(
 def optimizer_words() -> frozenset[str]:
     """Optimizer names as lowercase words ("adamw", "sgd"): "AdamW lr 1e-3" is the run's learning rate."""
     words = set()
-    for name, hit in (_load("claim_apis.yaml").get("optimizer") or {}).items():
+    for name in _load("claim_apis.yaml").get("optimizer") or {}:
         words.update(re.findall(r"[a-z0-9]+", str(name).lower()))
     return frozenset(words | {"adam", "adamw", "sgd", "lion", "lamb", "lars", "rmsprop", "adagrad", "adafactor", "muon", "sophia"})
 
 
 _NOT_PARTS = frozenset(
-    "the this that our their its each every whole entire full same main base shared neural deep whole overall "
+    "the this that our their its each every whole entire full same main base shared neural deep overall "
     "backbone".split()
 )  # "the network's hidden size", "the neural network learning rate": the model itself
 
@@ -239,12 +251,17 @@ def role_qualifiers() -> frozenset[str]:
     return frozenset(str(w).lower() for w in _terms().get("role_qualifiers") or [])
 
 
+def _synonyms(canonical: str) -> list[str]:
+    """The lexicon's strong spellings of ``canonical``, as written there."""
+    entry = _load("lexicon.yaml").get(canonical)
+    return [str(s) for s in (entry.get("synonyms") or []) if isinstance(s, str)] if isinstance(entry, dict) else []
+
+
 def qualified_name(role: str, canonical: str, phrase: str) -> str:
     """"server" + learning_rate -> server_learning_rate; "inner" + num_steps -> num_inner_steps; a spelling the
     lexicon knows with its role ("inner_lr") -> the lexicon's own name for it."""
     lexicon = lexicon_index()
-    entry = _load("lexicon.yaml").get(canonical)
-    short = [str(s).lower() for s in (entry.get("synonyms") or []) if len(str(s)) <= 4] if isinstance(entry, dict) else []
+    short = [s.lower() for s in _synonyms(canonical) if len(s) <= 4]
     for spelling in (f"{role}_{phrase}", f"{phrase}_{role}", f"{role}_{canonical}", *(f"{role}_{s}" for s in short)):
         if spelling in lexicon:
             return lexicon[spelling]  # "value network lr" -> value_lr, the critic's learning rate
@@ -264,8 +281,7 @@ def role_aliases(name: str) -> list[str]:
         return []  # any part's learning rate is qualified ("opacity lr"); other settings only by a role word
     if base not in canonical_names():
         return []
-    entry = _load("lexicon.yaml").get(base)
-    spellings = [str(s) for s in (entry.get("synonyms") or []) if isinstance(s, str)] if isinstance(entry, dict) else []
+    spellings = _synonyms(base)
     if base == "min_learning_rate":
         return [n for n in (f"{role}_lr_final", f"{role}_min_lr", f"{role}_lr_min", f"{role}_final_lr") if n != name]
     out = [f"{role}_{base}", f"{role}_{base[4:]}"] if counted else [f"{role}_{base}"]
@@ -333,8 +349,7 @@ def _scan(text: str, table: Iterable[tuple[str, str, str, bool]]) -> list[ApiHit
             end = match.end()
             variant = _DATASET_VARIANT.match(text, end) if entry[0] == "dataset" else None
             written = re.sub(r"[\s_\-]+", " ", text[match.start() : variant.end()]) if variant else ""
-            listed = next((known.get(written) or known.get(written.lower()) for _, known, _ in regexes
-                           if known.get(written) or known.get(written.lower())), None) if variant else None
+            listed = next((hit for _, known, _ in regexes if (hit := known.get(written) or known.get(written.lower()))), None)
             if variant:
                 # "GPQA-Diamond" (listed), "MMLU-Pro", "HumanEval-X" (as written): another benchmark than the one named
                 end = variant.end()
@@ -514,6 +529,17 @@ def generic_keys() -> frozenset[str]:
 
 
 _PAPER_SUBSCRIPT = re.compile(r"(?:[A-Za-z]|[a-z]+)_[A-Za-z0-9]{1,2}")
+
+
+def decided_when_unbound(names: Iterable[str], claim: str, aliases: dict | None = None) -> bool:
+    """Whether a value check under ``names`` that binds nothing is an omission (missing) rather than undecided:
+    a lexicon name, a spec alias, or a name the claim writes as code is the repo's to have; a name made from the
+    claim's words ("50 demonstrations" -> num_demonstrations) may be called anything there."""
+    names = list(names)
+    lexicon = lexicon_index()
+    if any(lexicon.get(n.lower().replace("-", "_")) for n in names) or any(n in (aliases or {}) for n in names):
+        return True
+    return written_as_code(names, claim)
 
 
 def written_as_code(names: Iterable[str], claim: str) -> bool:

@@ -1305,7 +1305,7 @@ class _LatexParser:
                 self._sub_or_skip()
                 return RMEAN(self.bracket_body(tok))
             known = _WORD_FUNCS.get(word.strip()) or _CASELESS_FUNCS.get(word.strip().lower())
-            if name in ("text", "textrm", "mathrm", "operatorname", "mathit", "mathsf", "mathtt") and known:
+            if name in _FONT_COMMANDS and known:
                 return self.function(known, tok, word=True)  # "\mathrm{SoftMax}" is softmax
             inner = _LatexParser(word, tuple(self.functions)).name_of_group(word, tok.pos)
             suffix = _ACCENTS[name]
@@ -1593,11 +1593,10 @@ class _LatexParser:
         inner = [t for t in self.toks[self.i + 1 : j] if not (t.kind == "cmd" and t.text in _SKIP_CMDS)]
         if len(inner) == 1 and inner[0].kind == "cmd" and inner[0].text in ("theta", "phi", "psi", "omega"):
             return True
-        if j < len(self.toks) and re.fullmatch(r"\s*\\?[A-Za-z]+\s*_\s*\{?\s*[A-Za-z0-9]{1,3}\s*\}?\s*",
-                                              self.text[self.toks[self.i].pos + 1 : self.toks[j].pos]):
+        argument = self.text[self.toks[self.i].pos + 1 : self.toks[j].pos] if j < len(self.toks) else None
+        if argument is not None and re.fullmatch(r"\s*\\?[A-Za-z]+\s*_\s*\{?\s*[A-Za-z0-9]{1,3}\s*\}?\s*", argument):
             return True  # "\mu_1(x_i)", "e(x_i)": a function of one indexed data point, not a product with it
-        if j < len(self.toks) and re.fullmatch(r"[A-VX-Z]_[A-Za-z0-9]+", name) and re.fullmatch(
-                r"\s*w\s*", self.text[self.toks[self.i].pos + 1 : self.toks[j].pos]):
+        if argument is not None and re.fullmatch(r"[A-VX-Z]_[A-Za-z0-9]+", name) and re.fullmatch(r"\s*w\s*", argument):
             return True  # "F_k(w)": client k's objective of the weights; "W_q(x)" stays the projection's product
         return bool(re.search(r"_(theta|phi|ref|psi|old)", name))
 
