@@ -42,6 +42,9 @@ from compiler_helpers import compiled, dumps
         ("F(p) = G_ODE-FNO(p) + b", "G_ODE_FNO(p) + b"),
         # an arg-extremum: the code computes the objective (or the scores) it is taken over
         ("θ* = argmin_θ Σ_i (y_i − f_θ(x_i))²", "sum((y_i - f_theta(x_i))**2)"),
+        # an infimum over thresholds: the code scans candidates and tests the quantity compared with the bound
+        ("λ̂ = inf{λ : (1/(n+1)) * (sum_{i=1}^n l(z_i, λ) + B) ≤ α}", "(1 / (n + 1)) * (sum(l(z_i, lam)) + B)"),
+        ("t* = inf{t : c * exp(-t / tau) <= eps}", "c * exp(- t / tau)"),
     ],
 )
 def test_paper_math_translates_and_the_formula_check_reads_it(text, expect):
@@ -67,6 +70,8 @@ def test_paper_math_translates_and_the_formula_check_reads_it(text, expect):
         ("J = partial^2 u/partial p^2 + c", "second derivative"),
         ("x_k = k down to 1 * y", "prose"),
         ("ŷ = argmax(1/K * sum_{k=1}^{K} f_k(x))", "nothing to compare"),  # a mean of one opaque quantity
+        ("λ = inf{λ : 1 - a(λ) <= α <= 1 - b(λ)}", "infimum over a set"),  # two comparisons: no one quantity tested
+        ("λ = inf{λ : 1 - P(L <= α | λ) <= β}", "conditional"),  # the tested quantity is a probability
     ],
 )
 def test_notation_with_no_elementwise_reading_is_left_with_the_reason(text, why):

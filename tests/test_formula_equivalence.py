@@ -79,6 +79,21 @@ def test_strip_outer_reductions():
     assert strip_reductions(RMEAN(x) * RMEAN(y)) == RMEAN(x) * RMEAN(y)  # not an outer reduction
 
 
+def test_a_sum_inside_a_factor_strips_as_the_distributed_terms_do():
+    n, big_b = sym("n"), sym("B")
+    paper = (RSUM(x) + big_b) / (n + 1)  # (1/(n+1)) (Σ_i l_i + B), the conformal risk's finite-sample bound
+    code = RSUM(x) / (n + 1) + big_b / (n + 1)
+    assert strip_reductions(paper) == strip_reductions(code) == x / (n + 1) + big_b / (n + 1)
+
+
+def test_an_arrays_length_times_its_mean_is_its_sum():
+    losses, size, big_b = sym("cal_losses"), sym("cal_losses_dim"), sym("B")
+    code = size / (size + 1) * RMEAN(losses) + big_b / (size + 1)  # n/(n+1) * losses.mean() + B/(n+1)
+    assert strip_reductions(code) == losses / (size + 1) + big_b / (size + 1)
+    other = sym("scores_dim")  # the length of another array: no sum of these losses
+    assert strip_reductions(other * RMEAN(losses)) == other * losses
+
+
 def test_proof_blowup_is_cut_by_the_timeout():
     big = sp.Add(*[sp.exp(sym(f"u{i}")) * sp.log(sym(f"v{i}") + 1) for i in range(60)]) ** 6
     other = sp.Add(*[sp.exp(sym(f"u{i}")) * sp.log(sym(f"v{i}") + 1) for i in range(60)]) ** 5 * sym("w")

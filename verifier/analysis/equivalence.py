@@ -1040,12 +1040,34 @@ _BOUND_NAMES = re.compile(r"^(n|N|B|batch_size|bsz|bs|numel|num_\w+|n_\w+|\w+_di
 
 def strip_reductions(expr: sp.Expr, bounds: frozenset = frozenset()) -> sp.Expr:
     """Remove outer mean/sum/expectation (also inside a constant factor, term by term, and 1/N of a sum)."""
+    expr = _counted_means(expr)
     for _ in range(8):
         new = _strip_once(expr, bounds)
         if new == expr:
             return expr
         expr = new
     return expr
+
+
+def _counted_means(expr: sp.Expr) -> sp.Expr:
+    """``x.shape[0] * x.mean()`` -> ``rsum(x)``: the length of the array times its mean is its sum, which is
+    how code often writes a paper's Σ_{i=1}^n (``n / (n + 1) * losses.mean()`` for ``(1/(n+1)) Σ_i l_i``)."""
+    if not isinstance(expr, sp.Basic) or not _has_reduction(expr):
+        return expr
+
+    def counted(mul: sp.Mul) -> sp.Expr | None:
+        factors = list(mul.args)
+        for mean in factors:
+            if not (isinstance(mean, AppliedUndef) and mean.func.__name__ == "rmean"):
+                continue
+            arrays = {_leaf_name(s) for s in mean.args[0].free_symbols}
+            size = next((f for f in factors if isinstance(f, sp.Symbol) and f.name.endswith("_dim") and _leaf_name(f)[:-4] in arrays), None)
+            if size is not None:
+                rest = [f for f in factors if f is not mean and f is not size]
+                return sp.Mul(*rest, REDUCTIONS["rsum"](mean.args[0]))
+        return None
+
+    return expr.replace(lambda e: isinstance(e, sp.Mul) and counted(e) is not None, counted)
 
 
 def _is_outer_reduction(e: sp.Basic) -> bool:
@@ -1074,6 +1096,9 @@ def _strip_once(e: sp.Expr, bounds: frozenset) -> sp.Expr:
                 rest.append(f)
             if all(not r.free_symbols or not _has_reduction(r) for r in rest):
                 return sp.Mul(*rest, red.args[0])
+        elif not reds and any(isinstance(f, sp.Add) and any(_has_outer(t) for t in f.args) for f in e.args):
+            # (1/(n+1)) (Σ_i l_i + B): distributed, so its terms strip as the code's `Σ/(n+1) + B/(n+1)` do
+            return sp.expand(e, deep=False, power_base=False, power_exp=False, multinomial=False, log=False)
     if isinstance(e, sp.Add):
         terms = [_strip_once(t, bounds) if _has_outer(t) else t for t in e.args]
         return sp.Add(*terms)

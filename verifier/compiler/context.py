@@ -57,7 +57,7 @@ _PARAM_COUNT = re.compile(
     re.IGNORECASE,
 )
 _DATA_STAT = re.compile(
-    r"(?<![\w.,])(?P<count>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?)\s*[kKMB]?)\s+(?:\w+\s+){0,2}?(?:videos?|clips?|images?|captions?|trajectories|"
+    r"(?<![\w.,])(?<!=)(?<!=\s)(?P<count>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?)\s*[kKMB]?)\s+(?:\w+\s+){0,2}?(?:videos?|clips?|images?|captions?|trajectories|"
     r"votes?|users?|documents?|sentences?|families|combinations|conversations?|annotations?|"
     r"subjects?|patients?|recordings?)\b|"
     r"(?<![\w.])(?P<extent>\d+(?:\.\d+)?\s*(?:km|m|hPa))\s+(?:altitude|height|depth|elevation)\b",

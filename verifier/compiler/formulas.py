@@ -512,6 +512,37 @@ def _objective(expr: str) -> str:
     return rest or expr
 
 
+_SET_EXTREMUM = re.compile(r"^\s*(?:inf|sup|min|max)\s*\{\s*(?P<var>[A-Za-zα-ωΑ-Ω]\w*(?:_\{[^{}]*\}|_\w+)?'?)\s*(?::|\|)\s*")
+_COMPARISON = re.compile(r"<=|>=|≤|≥|<|>")
+
+
+def _set_extremum(expr: str) -> tuple[str, str]:
+    """``inf{λ : (1/(n+1)) (Σ_i l(z_i, λ) + B) ≤ α}`` -> the quantity the search compares with its bound,
+    ``(1/(n+1)) (Σ_i l(z_i, λ) + B)``: code finds the threshold by scanning candidates and testing that
+    quantity, so the formula check looks for it. The side that holds the search variable is taken, and only
+    when the set is one comparison of it with a bound written without it. (text, reason when it has no reading.)"""
+    match = _SET_EXTREMUM.match(expr)
+    if not match:
+        return expr, ""
+    close = closing_bracket(expr, expr.index("{"), "{", "}")
+    if close != len(expr.rstrip()):
+        return expr, "uses an infimum over a set"
+    body = expr[match.end() : close - 1]
+    depth, cuts = 0, []
+    for i, ch in enumerate(body):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(ch, 0)
+        if depth == 0 and _COMPARISON.match(body, i) and not (i and body[i - 1] in "<>"):
+            cuts.append(_COMPARISON.match(body, i))
+    if len(cuts) != 1:
+        return expr, "uses an infimum over a set"
+    var = re.escape(match.group("var"))
+    sides = [body[: cuts[0].start()].strip(), body[cuts[0].end() :].strip()]
+    holds = [bool(re.search(rf"(?<![\w\\]){var}(?!\w)", side)) for side in sides]
+    if holds.count(True) != 1 or not all(sides):
+        return expr, "uses an infimum over a set"
+    return sides[holds.index(True)], ""
+
+
 _INTEGRAL_HEAD = re.compile(r"(?<![\w.])(?:∫|\\int|integral)(?![A-Za-z])")
 _DIFFERENTIALS = re.compile(r"(?:\s*\bd[A-Za-zα-ωΩ]\b)+\s*")
 
@@ -678,6 +709,9 @@ def _gradients(expr: str) -> tuple[str, str]:
 def _paper_notation(expr: str) -> tuple[str, str]:
     """The notation papers write that has one elementwise reading, rewritten; (text, reason when it has none)."""
     expr = _objective(expr)
+    expr, reason = _set_extremum(expr)
+    if reason:
+        return expr, reason
     expr, reason = _integrals(expr)
     if reason:
         return expr, reason
@@ -956,7 +990,11 @@ _TRAILING_REMARK = re.compile(r"\s+\((?=[A-Za-z]{3,}\s)[^()*/^=+]*\)\s*$")  # "(
 
 def _trim_prose(rhs: str) -> str:
     """``P_max + l: maximum sequence length`` -> ``P_max + l``: the expression, not the sentence after it."""
-    head = _PROSE_CUT.split(_TRAILING_REMARK.sub("", rhs), maxsplit=1)[0]  # "P + l (total frames in a clip)"
+    text = _TRAILING_REMARK.sub("", rhs)  # "P + l (total frames in a clip)"
+    whole = _SET_EXTREMUM.match(text)  # "inf{λ: ...}": the colon is the set's, not the start of prose
+    if whole and (close := closing_bracket(text, text.index("{"), "{", "}")) > 0:
+        return text[:close].strip()
+    head = _PROSE_CUT.split(text, maxsplit=1)[0]
     return _TRAILING_REMARK.sub("", head).strip()
 
 

@@ -16,8 +16,11 @@ def is_failing(v: Verdict) -> bool:
 
 
 def primary_evidence(v: Verdict) -> Evidence | None:
+    """The one location a row or a SARIF result shows: where a check that did not pass looked, if any did."""
+    drifted = [e for c in v.checks if c.status in FAILING for e in c.evidence] if v.status in FAILING else []
+    pool = drifted or list(v.evidence)
     for role in ("effective", "stub", "call", "definition", "expression", "step"):
-        for e in v.evidence:
+        for e in pool:
             if e.role == role:
                 return e
-    return v.evidence[0] if v.evidence else None
+    return pool[0] if pool else None

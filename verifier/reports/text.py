@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from verifier.reports.common import primary_evidence
 from verifier.results import STATUS_ORDER, Status, Verdict
 from verifier.scoring import DIMENSIONS
 from verifier.spec.model import DIMENSION_CODES, Dimension
@@ -21,10 +22,8 @@ _COLORS = {
 
 
 def _where(v: Verdict) -> str:
-    if not v.evidence:
-        return "-"
-    primary = next((e for e in v.evidence if e.role == "effective"), v.evidence[0])
-    return f"{primary.file}:{primary.line}"
+    primary = primary_evidence(v)
+    return f"{primary.file}:{primary.line}" if primary else "-"
 
 
 def _fmt_score(score: float | None) -> str:
