@@ -127,7 +127,6 @@ def test_a_percentage_of_warmup_is_a_ratio():
 @pytest.mark.parametrize(
     "claim",
     [
-        "Schedule: learning rate divided by 10 at epochs 30",  # 10 is a factor, 30 a point in time: no epochs
         "Hash grid: coarsest resolution 16",  # not the resolution
         "Latent diffusion sampling: 512×512 outputs",  # the label's "latent" names no latent size
         "SimCLR: projection head of 2 layers",  # the head's depth, not the model's
@@ -138,12 +137,30 @@ def test_numbers_that_name_something_else_are_left_untyped(claim):
     assert [c for c in checks(claim) if c["kind"] == "value"] == []
 
 
+@pytest.mark.parametrize(
+    "claim, expected",
+    [
+        # 10 is the schedule's factor, 30 a point in time (a milestone list needs its end): no epochs
+        ("Schedule: learning rate divided by 10 at epochs 30", [value("lr_decay_rate", 0.1)]),
+        ("lr 1e-4 halved every 200k iters", [value("lr_decay_rate", 0.5), value("lr_step_size", 200000), value("learning_rate", 0.0001)]),
+        ("SGD lr 0.1 (÷10 @ ep 100, 150)", [value("lr_decay_rate", 0.1), value("lr_milestones", [100, 150]), value("learning_rate", 0.1)]),
+        ("a learning rate of 0.1 multiplied by 0.2 at epochs 60, 120 and 160",
+         [value("lr_decay_rate", 0.2), value("learning_rate", 0.1), value("lr_milestones", [60, 120, 160])]),
+        ("Adam at 1e-3, halving the learning rate whenever the validation loss has not improved for 3 epochs",
+         [value("learning_rate", 0.001), value("patience", 3), value("lr_decay_rate", 0.5)]),
+        ("the loss weight is halved at 10 epochs", []),  # no learning rate: another schedule's
+    ],
+)
+def test_a_step_schedules_factor_is_read_beside_its_points_in_time(claim, expected):
+    assert [c for c in checks(claim) if c["kind"] == "value"] == expected
+
+
 def test_a_point_in_time_is_not_a_value_and_a_cut_list_is_not_read():
     # "at 256x256" is a resolution, not a frame count; a number list closed by "and" is kept whole (milestones),
     # one cut at its commas with no closing "and" is not read
     assert checks("Generation: 80 frames at 256×256") == [value("num_frames", 80)]
     assert [c for c in checks("Schedule: learning rate divided by 10 at epochs 30, 60 and 80") if c["kind"] == "value"] == [
-        value("lr_milestones", [30, 60, 80])
+        value("lr_decay_rate", 0.1), value("lr_milestones", [30, 60, 80])
     ]
     assert "lr_milestones" not in [c.get("name") for c in checks("Schedule: learning rate divided by 10 at epochs 30, 60, batch 64")]
 

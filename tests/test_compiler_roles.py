@@ -284,7 +284,7 @@ def test_a_preposition_is_never_a_code_name_of_a_value():
          [("hidden_size", 200), ("head_hidden_size", 100), ("num_hidden_layers", 3), ("num_outcome_heads", 2)]),
         ("4 EnCodec codebooks at a 50 Hz frame rate (32 kHz audio)",
          [("frame_rate", 50), ("num_codebooks", 4), ("sample_rate", 32000)]),
-        ("lr 1e-3 halved when the validation loss plateaus for 3 epochs", [("patience", 3), ("learning_rate", 0.001)]),
+        ("lr 1e-3 halved when the validation loss plateaus for 3 epochs", [("patience", 3), ("lr_decay_rate", 0.5), ("learning_rate", 0.001)]),
         ("kernel (5, 2) and stride (2, 1)", [("kernel_size", [5, 2]), ("stride", [2, 1])]),
         ("minibatch 32", [("minibatch_size", 32)]),
     ],

@@ -235,6 +235,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
         b.window = None
         body = _blank_spans(body, [span(m) for m, _ in found])
 
+    parts, body = _per_part_lists(body, b)
+    made += parts
     read(_SQUARE_KERNEL, lambda m: [("kernel_size", int(m.group("n")))], lambda m: m.span("size"))  # "1×1 Conv1d": still named
     read(_SQUARE_POOL, lambda m: [("pool_size", [int(m.group("n"))] * 2)], lambda m: m.span("size"))  # "2×2 average pooling"
     read(_BETA_PAIR, lambda m: [("betas", [numbers.parse_number(m.group("b1")), numbers.parse_number(m.group("b2"))])],
@@ -278,6 +280,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_PER_DEVICE, lambda m: [("minibatch_size", int(m.group("n")))], lambda m: m.span("n"), keep=lambda m: per_device)
     read(_EFFECTIVE_BATCH, lambda m: [("global_batch_size", numbers.parse_value(m.group("n")))], keep=lambda m: per_device)
     read(_LR_PEAK, lambda m: [("learning_rate", numbers.parse_number(m.group("n")))], lambda m: m.span("n"))
+    read(_OPTIMIZER_AT, lambda m: [("learning_rate", rate)] if (rate := numbers.parse_number(m.group("n").replace("−", "-"))) is not None
+         and 0 < rate < 1 else [], lambda m: m.span("n"))
     read(_WARMUP_SHARE, lambda m: [("warmup_ratio", numbers.to_number(float(m.group("n")) / 100))])
     read(_TOKEN_SEQUENCES, lambda m: [("max_seq_length", numbers.parse_value(m.group("n").replace(",", "")))])
     read(_NO_IMPROVEMENT, lambda m: [("early_stopping_rounds" if "round" in m.group(0).lower() else "patience",
@@ -289,6 +293,10 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_STEP_DECAY, lambda m: [("lr_decay_rate", numbers.parse_number(m.group("rate")))] + (
         [("lr_step_size", every)] if isinstance(every := numbers.parse_value(m.group("every") or ""), (int, float))
         and not isinstance(every, bool) else []))
+    if _LR_SCHEDULE_WORDS.search(b.claim):  # the factor only: "at epochs 60, 120" stays for the milestones
+        read(_DECAY_FACTOR, _decay_factor, _decay_factor_span)
+        read(_DIVIDED_SIGN, lambda m: [] if int(m.group("div")) < 2 else [("lr_decay_rate", numbers.to_number(1 / int(m.group("div"))))] + (
+            [("lr_milestones", [numbers.parse_value(v.strip()) for v in m.group("at").split(",")])] if m.group("at") else []))
     return made, body
 
 
@@ -329,6 +337,41 @@ _LR_PEAK = re.compile(
     r"\b(?:schedule|scheduler|lr|learning\s+rate)\s+(?:that\s+)?(?:peak(?:ing|s)?|peaked)\s+at\s+(?P<n>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.])",
     re.IGNORECASE,
 )
+# "Adam at 1e-3", "SGD @ 0.1", "AdamW at $10^{-3}$": the learning rate written after the optimizer it drives
+_OPTIMIZER_AT = re.compile(
+    r"\b(?:adam\w*|sgd|rmsprop|adagrad|adadelta|lion|lamb|adafactor|adan|nadam|radam)\s+(?:optimi[sz]er\s+)?(?:at|@)\s+"
+    r"(?P<n>\d+(?:\.\d+)?(?:[eE][-−+]?\d+)?)(?![\w.%×x])",
+    re.IGNORECASE,
+)
+# "three stages of 160, 320 and 640 channels", "3, 4, 6 and 3 blocks per stage": one value per stage of the
+# network, a list setting (code writes `channels=[160, 320, 640]`), not three settings of one width
+_PART_NUMBER = r"\d{1,5}"
+_PER_PART_LIST = re.compile(
+    rf"(?<![\w.,])(?P<list>{_PART_NUMBER}(?:\s*,\s*{_PART_NUMBER})*\s*,?\s*and\s+{_PART_NUMBER})\s+"
+    r"(?P<unit>channels|filters|feature\s+maps|features|blocks|layers|hidden\s+units|units|neurons)\b",
+    re.IGNORECASE,
+)
+_PART_WORDS = re.compile(r"\b(?:stages?|levels?|scales?|resolutions?|branches|per\s+stage|respectively|successive|pyramid)\b", re.IGNORECASE)
+_PER_PART_NAMES = {
+    "channels": ["channels", "stage_channels", "widths"], "filters": ["channels", "stage_channels", "widths"],
+    "feature maps": ["channels", "stage_channels", "widths"], "features": ["channels", "stage_channels", "widths"],
+    "blocks": ["depths", "stage_depths", "num_blocks"], "layers": ["depths", "stage_depths", "num_blocks"],
+    "hidden units": ["hidden_sizes", "hidden_dims"], "units": ["hidden_sizes", "hidden_dims"], "neurons": ["hidden_sizes", "hidden_dims"],
+}  # fmt: skip
+
+
+def _per_part_lists(body: str, b: "_Builder") -> tuple[list[int], str]:
+    """Each list that the words around it say is one value per stage, level or branch, as one list setting."""
+    made, spans = [], []
+    for m in _PER_PART_LIST.finditer(body):
+        if not _PART_WORDS.search(body[max(0, m.start() - 60) : m.end() + 30]):
+            continue
+        names = _PER_PART_NAMES[re.sub(r"\s+", " ", m.group("unit").lower())]
+        made.append(b.add(ValueCheck(name=names[0], names=names, expect=[int(v) for v in re.findall(r"\d+", m.group("list"))])))
+        spans.append(m.span())
+    return made, _blank_spans(body, spans)
+
+
 # "warmup over the first 5% of steps": a warmup given as a share of the run
 _WARMUP_SHARE = re.compile(
     r"\bwarm-?up\s+(?:over|for|during|of)\s+(?:the\s+first\s+)?(?P<n>\d+(?:\.\d+)?)\s*%\s+of\s+(?:the\s+)?(?:training\s+)?"
@@ -429,7 +472,8 @@ _BATCHES_OF = re.compile(
 # "stopping after 16 epochs without validation improvement", "no improvement for 10 epochs": early stopping's patience
 _NO_IMPROVEMENT = re.compile(
     r"\bafter\s+(?P<n>\d{1,4})\s+(?:epochs?|evaluations?|rounds?|checks?)\s+(?:without|with\s+no)\s+(?:\w+\s+){0,2}improvement\b"
-    r"|\b(?:no\s+(?:\w+\s+){0,2}improvement|plateaus?|plateaued|stagnates?|does\s+not\s+improve)\s+(?:for|in|over)\s+"
+    r"|\b(?:no\s+(?:\w+\s+){0,2}improvement|plateaus?|plateaued|stagnates?|(?:does|did|has|have)\s+not\s+improved?|"
+    r"(?:hasn't|haven't|didn't|doesn't)\s+improved?|fails?\s+to\s+improve)\s+(?:for|in|over)\s+"
     r"(?P<n2>\d{1,4})\s+(?:consecutive\s+)?(?:epochs?|evaluations?|rounds?)\b",
     re.IGNORECASE,
 )
@@ -453,6 +497,52 @@ _LR_ARROW = re.compile(
 _STEP_DECAY = re.compile(
     r"\b(?:decay(?:ed|s)?|multiplied|scaled)\s+by\s+(?:a\s+factor\s+(?:of\s+)?)?(?P<rate>0?\.\d+)\s+every\s+(?:(?P<every>\d+(?:\.\d+)?[kKM]?)\s+)?"
     r"(?:steps?|iterations?|iters?|epochs?|updates?)\b",
+    re.IGNORECASE,
+)
+
+# "halved every 200k iters", "divided by 10 at epochs 100 and 150", "multiplied by 0.2 at epochs 60, 120 and 160",
+# "halved whenever the validation loss has not improved": the factor of a step or plateau schedule (the steps it
+# decays at are the milestones' reader's, the patience _NO_IMPROVEMENT's), with the interval where one is written
+_DECAY_FACTOR = re.compile(
+    r"\b(?:(?P<halved>halv(?:e|ed|es|ing))|divided\s+by\s+(?P<div>\d{1,4})(?![\d.])|"
+    r"(?:decay(?:ed|s)?|multiplied|scaled|reduced|dropped)\s+by\s+(?:a\s+factor\s+(?:of\s+)?)?(?P<rate>0?\.\d+))"
+    r"(?:\s+the\s+(?:learning\s+rate|lr))?"
+    r"(?=\s+(?:every|at|whenever|when|if|on|after|upon)\b)"
+    r"(?:\s+every\s+(?P<every>\d+(?:\.\d+)?[kKM]?)\s+(?:steps?|iterations?|iters?|epochs?|updates?)\b)?",
+    re.IGNORECASE,
+)
+_LR_SCHEDULE_WORDS = re.compile(r"\b(?:lr|learning[\s-]rates?|η|eta|step\s+size|schedul\w*|decay\w*|milestones?|LR)\b", re.IGNORECASE)
+_DIVIDED_SIGN = re.compile(  # "(÷10 @ ep 100, 150)": the factor, and the milestones after the @
+    r"÷\s*(?P<div>\d{1,4})(?![\d.])(?:\s*@\s*(?:ep|epochs?|steps?|iters?|it)?\.?\s*(?P<at>\d+[kK]?(?:\s*,\s*\d+[kK]?)*))?"
+)
+
+
+def _decay_factor(m: re.Match) -> list[tuple[str, Any]]:
+    if m.group("halved"):
+        rate: Any = 0.5
+    elif m.group("div"):
+        rate = numbers.to_number(1 / int(m.group("div"))) if int(m.group("div")) > 1 else None
+    else:
+        rate = numbers.parse_number(m.group("rate"))
+    if rate is None:
+        return []
+    every = numbers.parse_value(m.group("every") or "")
+    return [("lr_decay_rate", rate)] + ([("lr_step_size", every)] if isinstance(every, (int, float)) and not isinstance(every, bool) else [])
+
+
+def _decay_factor_span(m: re.Match) -> tuple[int, int]:
+    """What a decay factor's reading uses up: all of "halved every 200k iters"; of "divided by 10 at epochs 100
+    and 150" only the 10, the points in time being the milestones'."""
+    if m.group("every"):
+        return m.span()
+    number = "rate" if m.group("rate") else "div" if m.group("div") else None
+    return m.span(number) if number else (m.start(), m.start())
+
+
+# a lone Greek letter, then one space and a number: the terse lists' "γ 0.99" for "γ = 0.99"
+_GREEK_THEN_NUMBER = re.compile(
+    r"(?<![\w\\])([α-ωΑ-Ω]|(?:alpha|beta|gamma|delta|epsilon|lambda|tau|sigma|rho|eta|kappa|omega|zeta)(?=\s))\s"
+    r"(?=[-−]?\d[\d.,]*(?:[eE][-−+]?\d+)?\s*(?:$|[,;)]|\(|and\b))",  # not "α 0.1 + cutmix": a sum is not one number
     re.IGNORECASE,
 )
 
@@ -696,7 +786,7 @@ class _Builder:
                     check = check.model_copy(update={"names": kept or None})
         if isinstance(check, ValueCheck) and check.name and not check.names and (spellings := terms.role_aliases(check.name)):
             check = check.model_copy(update={"names": spellings})  # server_learning_rate: server_lr, lr_server
-        if isinstance(check, ValueCheck) and check.name and not _is_symbol(check.name) and (outside := _outside_range(check)):
+        if isinstance(check, ValueCheck) and check.name and not _is_symbol(check.name) and (outside := _outside_range(check, self.fragment)):
             self.out_of_range.append(outside)
             return -1
         key = repr(sorted(check.model_dump(by_alias=True, exclude_none=True).items(), key=lambda kv: kv[0]))
@@ -706,13 +796,19 @@ class _Builder:
         return self.keys[key]
 
 
-def _outside_range(check: ValueCheck) -> str:
+def _outside_range(check: ValueCheck, written: str = "") -> str:
     """"'50' is outside dropout's [0, 1]" when a value cannot be the parameter it was named after (rules/lexicon.yaml
     ``range``): "dropout p = 0.1, T = 50 passes" must not check 50 as a dropout; "" when it can."""
     canonical = terms.lexicon_index().get(check.name.lower().replace("-", "_"), check.name)
     bounds = terms.value_range(canonical)
     values = check.expect if isinstance(check.expect, list) else [check.expect] if check.expect is not None else list(check.sweep or [])
     numeric = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if terms.is_integer(canonical) and (fraction := next((v for v in numeric if v != int(v)), None)) is not None:
+        return f"{fraction:g} is not a whole number: not {canonical}, a count or a size"
+    if canonical.startswith("num_") and isinstance(check.expect, list) and len(check.expect) in (2, 3):
+        shown = "×".join(f"{v:g}" if isinstance(v, (int, float)) else str(v) for v in check.expect)
+        if re.search(r"\s*[×x]\s*".join(map(re.escape, shown.split("×"))), written):  # "frames 128×128", not "[25, 10]"
+            return f"{shown} is a size, not a count: not {canonical}"
     if bounds is None or not numeric:
         return ""
     low, high = bounds
@@ -1744,7 +1840,7 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
 
 
 _DECAY_AT = re.compile(
-    r"\b(?:decay\w*|divided|multiplied|dropped|reduced|decreased|lowered)\b[^,;:]*\bat\s+(?:(?:epochs?|steps?|iterations?|iters?)\s+)?$",
+    r"\b(?:decay\w*|divided|multiplied|dropped|reduced|decreased|lowered|halved)\b[^,;:]*\bat\s+(?:(?:epochs?|steps?|iterations?|iters?)\s+)?$",
     re.IGNORECASE,
 )
 
@@ -1755,6 +1851,8 @@ def _milestones(points: list[tuple[numbers.Quantity, str]], body: str, b: _Build
     may go on in the next one ("at epochs 30, 60 and 80" is cut at its commas), so it is not read."""
     if not points or not _DECAY_AT.search(points[0][1]) or not all(isinstance(q.value, int) for q, _ in points):
         return []
+    if re.search(r"\bhalved\b", points[0][1], re.IGNORECASE) and not _LR_SCHEDULE_WORDS.search(b.claim):
+        return []  # "the loss weight is halved at 10 epochs": another schedule
     closed = re.search(r"\b(?:and|or)\s+$", points[-1][1]) and len(points) >= 2  # "at epochs 30, 60 and 80"
     if not closed and not re.match(r"\s*[A-Za-z]", body[points[-1][0].end :]):
         return []
@@ -2424,6 +2522,7 @@ def _fragment(
     per_batch = split_counts + [b.add(_value_check("minibatch_size", int(m.group("n")))) for m in _PER_BATCH.finditer(body)]
     body = _PER_BATCH.sub(lambda m: " " * len(m.group(0)), body) if per_batch else body
     masked = _mask_formula_spans(_mask_model_names(context.mask(body)))
+    masked = _GREEK_THEN_NUMBER.sub(r"\1=", masked)  # "GAE λ 0.95, γ 0.99": a symbol set to the number after it
     if per_batch and not masked.strip():
         return Fragment(text, "typed", "", tuple(sorted({m for m in per_batch if m >= 0})))
     if dimension == Dimension.numerical and _PARAMETER_LABEL.search(label_text) and not per_batch:

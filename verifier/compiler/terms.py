@@ -58,6 +58,13 @@ def value_range(canonical: str) -> tuple[float, float] | None:
 
 
 @functools.cache
+def is_integer(canonical: str) -> bool:
+    """Whether ``canonical`` is a count or a size (rules/lexicon.yaml ``integer``), never a fraction."""
+    entry = _load("lexicon.yaml").get(canonical)
+    return isinstance(entry, dict) and entry.get("integer") is True
+
+
+@functools.cache
 def weak_owners() -> dict[str, tuple[str, ...]]:
     """A weak spelling (``r``, ``alpha``) -> the canonical names that own it, sorted."""
     out: dict[str, list[str]] = {}
@@ -451,11 +458,20 @@ def protocol_mapping_lists(kind: str) -> dict[str, list[str]]:
     return {str(k): [str(v) for v in (vs or [])] for k, vs in sorted(data.items(), key=lambda kv: str(kv[0]))}
 
 
+def _flat(words: Iterable[Any]) -> Iterable[Any]:
+    """A word list with a YAML alias inside it (``[*rl_words, ratio]``) is a nested list: its words, in order."""
+    for word in words:
+        if isinstance(word, list):
+            yield from _flat(word)
+        else:
+            yield word
+
+
 def _mentions(text: str, words: Iterable[str]) -> bool:
     """A word of ``words`` in ``text``: words of 5+ letters also as a prefix ("train" -> "training"), short
     ones whole ("ar" is not "architecture")."""
     lowered = text.lower()
-    for word in words:
+    for word in _flat(words):
         word = str(word).lower()
         tail = "" if len(word) >= 5 or word.endswith("-") else r"(?![a-z0-9])"
         if re.search(r"(?<![a-z0-9])" + re.escape(word) + tail, lowered):

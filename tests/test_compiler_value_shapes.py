@@ -1,0 +1,76 @@
+"""Value shapes the fifth held-out set showed: a value a parameter cannot take is never checked under its name
+(a fraction is no count, a 128×128 size no number of frames), a terse "γ 0.99" is a setting, a list of one
+value per stage is one list setting, and words that look like a known parameter ("LR patches", "res blocks",
+"clip 1.0" of a language model) are read for what they are."""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier.compiler import compile_claim
+from verifier.spec.model import SAU
+
+
+def compiled(claim: str, dimension: str = "D1"):
+    return compile_claim(SAU(id="s-D1-001", dimension=dimension, claim=claim))
+
+
+def values(claim: str) -> list[tuple]:
+    return [(c.name, c.expect) for c in compiled(claim).checks if c.kind == "value"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        # a count or a size is a whole number: "stoch." is read, and 0.05 never becomes a number of layers
+        ("stoch. depth 0.05, 12 layers", [("drop_path", 0.05), ("num_layers", 12)]),
+        # the terse lists' symbol-then-number
+        ("MAPPO: GAE λ 0.95, γ 0.99", [("gae_lambda", 0.95), ("gamma", 0.99)]),
+        ("TD3+BC: alpha 2.5, tau 0.005", [("alpha", 2.5), ("tau", 0.005)]),
+        ("mixup α 0.1 + cutmix α 1.0", [("cutmix_alpha", 1), ("mixup_alpha", 0.1)]),  # "α 0.1 +" is read by its mixup
+        # the learning rate written after the optimizer it drives
+        ("trained with Adam at 1e-3, batch size 64", [("learning_rate", 0.001), ("minibatch_size", 64)]),
+        ("SGD @ 0.1 momentum 0.9", [("learning_rate", 0.1), ("momentum", 0.9)]),
+        ("Adam at 10 epochs", []),  # not a rate
+        # a hyphenated warm-up is the warmup
+        ("after 2,500 warm-up updates", [("warmup_steps", 2500)]),
+        ("a 1,000-step warm-up", [("warmup_steps", 1000)]),
+        # "LR" of a patch is a low resolution, "res blocks" are residual blocks
+        ("16 res blocks, 48×48 LR patches, lr 1e-4", [("num_res_blocks", 16), ("learning_rate", 0.0001)]),
+        # an explicit key is a setting even before a noun that counts data
+        ("n_cal = 1000 calibration images", [("n_cal", 1000)]),
+    ],
+)
+def test_value_shapes(claim, expected):
+    assert values(claim) == expected
+
+
+def test_a_fraction_is_refused_as_a_count_with_the_reason():
+    result = compiled("depth 0.05")
+    assert values("depth 0.05") == []
+    assert "not a whole number" in result.fragments[0].reason
+
+
+def test_a_size_is_refused_as_a_count_but_a_per_hop_list_is_not():
+    result = compiled("event frames 128×128")
+    assert values("event frames 128×128") == [] and "is a size, not a count" in result.fragments[0].reason
+    assert values("neighbour sample sizes [25, 10] for the two hops") == [("num_neighbors", [25, 10])]
+
+
+def test_one_value_per_stage_is_one_list_setting():
+    checks = [c for c in compiled("Our WRN-28-10 has three stages of 160, 320 and 640 channels").checks if c.kind == "value"]
+    assert [(c.name, c.names, c.expect) for c in checks] == [("channels", ["channels", "stage_channels", "widths"], [160, 320, 640])]
+    assert values("3, 4, 6 and 3 blocks per stage") == [("depths", [3, 4, 6, 3])]
+    assert values("320 and 640 channels") == [("num_channels", 320), ("num_channels", 640)]  # no stage word: not one list
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("MoE decoder pretrain: lr 4e-4, clip 1.0, bf16", ("max_grad_norm", 1)),  # a language model's gradient clipping
+        ("PPO on Atari: clip 0.1", ("clip_range", 0.1)),  # the ratio clip of an RL claim
+        ("clip 0.2", ("clip_range", 0.2)),  # no context: as written
+    ],
+)
+def test_clip_is_read_by_the_kind_of_training(claim, expected):
+    assert expected in values(claim)
