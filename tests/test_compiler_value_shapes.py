@@ -74,3 +74,67 @@ def test_one_value_per_stage_is_one_list_setting():
 )
 def test_clip_is_read_by_the_kind_of_training(claim, expected):
     assert expected in values(claim)
+
+
+# ----- LaTeX math is not money, and its thin spaces do not cut a fragment ---------------------------------------
+def test_latex_dollars_are_math_and_a_price_is_still_context():
+    result = compiled(r"the auxiliary loss is $L_{aux} = \alpha \, N \sum_{i=1}^{N} f_i P_i$ with $\alpha = 10^{-2}$", "D2")
+    assert [f.outcome for f in result.fragments] == ["typed"]  # one fragment: the "\," is inside the math
+    assert [c.latex for c in result.checks if c.kind == "formula"] == [r"\alpha \, N \sum_{i=1}^{N} f_i P_i"]
+    price = compiled("open-source models $1.80 per 1M output tokens")
+    assert [f.outcome for f in price.fragments] == ["context"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        (r"with $\lambda_{\mathrm{gp}} = 10$", [("lam_gp", 10)]),
+        (r"the text condition is dropped with $p_{\text{uncond}} = 0.1$", [("cond_drop_prob", 0.1)]),
+        (r"$\sigma_{\max} = 80$", [("sigma_max", 80)]),
+        (r"chunks of H = 50 actions for $50\,\mathrm{Hz}$ control", [("H", 50)]),  # a value and its unit, no formula
+    ],
+)
+def test_a_latex_symbol_with_a_named_subscript_is_a_setting(claim, expected):
+    assert values(claim) == expected
+
+
+def test_a_subscripted_lambda_is_spelled_as_code_spells_it():
+    check = next(c for c in compiled("WGAN-GP with λ_gp = 10").checks if c.kind == "value")
+    assert "lambda_gp" in check.all_names()
+
+
+# ----- datasets the vocabulary does not know, from a list a data cue introduces --------------------------------
+def datasets(claim: str) -> list[str]:
+    return [c.expect for c in compiled(claim, "D3").checks if c.kind == "protocol" and c.rule == "dataset"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("SR benchmarks: Set5, Set14, BSD100, Urban100 and Manga109 at ×4; PSNR and SSIM on the Y channel",
+         ["Set5", "Set14", "BSD100", "Urban100", "Manga109"]),
+        ("We evaluate on VQAv2 test-dev and GQA (accuracy), TextVQA without OCR tokens and MMMU val",
+         ["VQAv2", "GQA", "TextVQA", "MMMU"]),
+        ("Unsupervised domain adaptation on Office-31 (6 tasks), Office-Home (12 tasks) and VisDA-2017: target accuracy",
+         ["Office-31", "Office-Home", "VisDA-2017"]),
+        ("Pose eval: MPII val (PCKh@0.5); CrowdPose test (AP); single-scale, flip test on; vs HRNet-W48, ViTPose-B",
+         ["MPII", "CrowdPose"]),
+    ],
+)
+def test_a_data_cue_lists_datasets(claim, expected):
+    assert datasets(claim) == expected
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "evaluated on 8 A100 GPUs with PyTorch",  # hardware and a library
+        "Evaluation: CLIP score with ViT-L/14 and FID",  # a metric named after a model
+        "baselines: OpenCLIP ViT-B/16 trained on LAION-2B, EVA-CLIP and CoCa",  # a baseline's data, the baselines
+        "P4: Evaluate PEFT methods on full-size datasets",  # a sentence's first word
+        "Tabular benchmark: 5-fold cross-validation",  # a protocol, not a dataset
+        "We evaluate on HumanEval",  # one item after a verb: the vocabulary's business
+    ],
+)
+def test_no_dataset_is_made_from_other_names(claim):
+    assert [d for d in datasets(claim) if d not in ("HumanEval",)] == []

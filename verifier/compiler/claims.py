@@ -93,6 +93,7 @@ def split_fragments(text: str) -> list[tuple[int, int]]:
     sentence_cuts = {m.start() for m in _SENTENCE_END.finditer(text)} - index_ranges
     enumeration = {i for m in _NUMBER_ENUMERATION.finditer(text) for i in range(m.start(), m.end()) if text[i] == ","}
     enumeration |= {i for i in index_ranges if text[i] == ","}
+    in_math = {i for m in math_spans(text) for i in range(m.start() + 1, m.end() - 1)}  # "$\alpha \, N$"
     for i, ch in enumerate(text):
         if ch in _OPEN:
             depth += 1
@@ -105,7 +106,7 @@ def split_fragments(text: str) -> list[tuple[int, int]]:
         restated = ch == "," and re.search(r"\b(?:i\.e|e\.g)\.?$", text[max(0, i - 5) : i])  # "i.e., X" stays whole
         enumerated = ch == "," and i in enumeration  # "at epochs 30, 60 and 80": one list of numbers
         enumerated = enumerated or (ch == "," and bool(_NEXT_LOSS_TERM.match(text, i + 1)))  # "MSE of u, plus alpha * MSE of f"
-        cut = depth == 0 and not index and not paired and not restated and not enumerated and (
+        cut = depth == 0 and i not in in_math and not index and not paired and not restated and not enumerated and (
             ch in ";\n" or piped or (ch == "," and not _thousands(text, i)) or i in sentence_cuts
         )
         if cut:
@@ -121,6 +122,25 @@ def split_fragments(text: str) -> list[tuple[int, int]]:
         if b > a:
             out.append((a, b))
     return out
+
+
+# LaTeX inline math: "$" right before a non-space, closed by "$" right after one ("$5 and $10" is money)
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?=[^\s$])(?:[^$\\]|\\.)*?(?<=[^\s\\])\$")
+
+
+_PROSE_IN_MATH = re.compile(r"(?<![\\{A-Za-z])[a-z]{3,}\s+[a-z]{2,}\b")  # "$1.80 per 1M output tokens ... ~$": prose
+
+
+def math_spans(text: str) -> list[re.Match]:
+    """The LaTeX inline math of ``text``: a "$...$" pair whose inside is no run of prose (two prices are not one)."""
+    return [m for m in _INLINE_MATH.finditer(text) if not _PROSE_IN_MATH.search(m.group(0))]
+
+
+def has_money(text: str) -> bool:
+    """A price ("$5.00 per 1M tokens", "~$440"), not a LaTeX "$...$" math span."""
+    for m in reversed(math_spans(text)):
+        text = text[: m.start()] + " " + text[m.end() :]
+    return bool(re.search(r"\$\s*\d", text))
 
 
 _NEXT_LOSS_TERM = re.compile(r"\s*(?:plus|minus)\s+(?:[A-Za-z_]\w{0,10}\s*(?:\*|·|times)\s*)?(?:the\s+)?(?:MSE|MAE|L1|L2)\b", re.IGNORECASE)
@@ -1041,6 +1061,8 @@ def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
     names += [ident, ident.lower()]
     if ident.lower() == "lam":
         names += ["lambda_", "lmbda"]
+    elif ident.lower().startswith("lam_"):
+        names += ["lambda" + ident[3:]]  # λ_gp: code writes lambda_gp (only a bare λ must dodge the keyword)
     if key != ident and key.isidentifier():
         names.append(key)
     if label:
@@ -2397,8 +2419,8 @@ def _context_reason(text: str, dimension: Dimension, label: str = "") -> str | N
     if dimension == Dimension.numerical and (starts_with_params or re.search(r"\b(?:counts|statistics|stats)\b", label, re.IGNORECASE)):
         return "dataset statistic or parameter count: not set by code"
     # "an entropy cost of 0.01" (IMPALA's loss weights): a loss term's cost is a setting, not money
-    words = set(re.findall(r"[a-z0-9$]+", _LOSS_COST.sub(" ", lowered)))
-    if words & terms.context_words() or "$" in text:
+    words = set(re.findall(r"[a-z0-9]+", _LOSS_COST.sub(" ", lowered)))  # a price is has_money's
+    if words & terms.context_words() or has_money(text):
         return "hardware, timing, cost or reference: not a code fact"
     if _EXPLANATORY.match(text.strip("( ")):
         return "explanation or rationale"
@@ -2823,6 +2845,12 @@ def _compile_cached(
         for span in spans:
             covered.append((span[0], span[1], made, "baseline"))
         b.baselines = frozenset(name.lower() for name in baselines)
+    if sau.dimension == Dimension.protocol:  # "SR benchmarks: Set5, Set14 and BSD100": datasets the vocabulary lacks
+        datasets = protocol_claims.find_dataset_lists(text)
+        made = [b.add(ProtocolCheck(rule="dataset", expect=name)) for name in datasets.names
+                if name.lower() not in b.baselines]
+        for span in datasets.spans:
+            covered.append((span[0], span[1], made, "datasets"))
     # pseudo-code listings (verifier/compiler/pseudocode.py) and "where:" glossaries of the claim's formulas
     listing = pseudocode.read_listing(text)
     if listing is not None:

@@ -99,7 +99,8 @@ _LIST_BRACKET = re.compile(r"(?<![\w)\]'])\[([^\[\]]*,[^\[\]]*)\]")  # "[a, b]" 
 def looks_like_formula(text: str) -> bool:
     """An equation whose right-hand side is an expression, not a plain number or a name."""
     if _LATEX_CMD.search(text):
-        return True
+        # "H = 50 actions for $50\,\mathrm{Hz}$ control": a value and its unit, the LaTeX later in the sentence
+        return not re.search(r"(?<![<>!=])=\s*[-−]?\d[\d.,]*\s+[A-Za-z]{2,}", text.split("$")[0] if "$" in text else text)
     sides = _top_level_sides(text)
     if len(sides) < 2:
         return False
@@ -1034,6 +1035,8 @@ def find_formula(segment: str) -> FormulaFind | None:
         return draw
     if not looks_like_formula(segment):
         return None
+    if not _LATEX_CMD.search(segment) and re.search(r"\$[^$\s][^$]*\$", segment):
+        segment = segment.replace("$", " ")  # "$V_t = H_t (1 - S_t) + V_{reset} S_t$": math delimiters, no LaTeX inside
     if _LATEX_CMD.search(segment):
         lhs, sep, rhs = segment.partition("=")
         body = latex_of(_trim_prose(rhs) if sep else segment)  # "\sum_i \exp(z_i) is the softmax normaliser"

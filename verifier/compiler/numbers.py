@@ -117,7 +117,7 @@ _LATEX_THOUSANDS = re.compile(r"(?<=\d)\{,\}(?=\d{3})")
 _LATEX_TIMES = re.compile(r"(?<=\d)\s*\\times\s*(?=\d)")
 # a math span that only writes a value, or one symbol's value: "$10^{-5}$", "$224\times224$", "$\eta = 3\times10^{-4}$"
 _VALUE_MATH = re.compile(
-    r"\$(?P<body>\s*(?:(?:\\[A-Za-z]+|[A-Za-z])(?:_\{?\w+\}?)?\s*=\s*)?[-−]?(?:10\s*\^\s*\{?\s*[-−]?\s*\d+\s*\}?|"
+    r"\$(?P<body>\s*(?:(?:\\[A-Za-z]+|[A-Za-z])(?:_(?:\{(?:\\(?:mathrm|text|rm|mathit|operatorname)\{\w+\}|\\?\w+)\}|\w+))?\s*=\s*)?[-−]?(?:10\s*\^\s*\{?\s*[-−]?\s*\d+\s*\}?|"
     r"[\d.]+(?:\s*(?:\\times|\\cdot|\{,\})\s*[\d.]+)*(?:\s*(?:\\times|\\cdot)\s*10\s*\^\s*\{?\s*[-−]?\s*\d+\s*\}?)?)"
     r"\s*(?:\\mathrm\{[kKMB]\}|\\text\{[kKMB]\}|[kKMB])?\s*(?:\\%|%)?\s*)\$"
 )
@@ -134,6 +134,8 @@ def plain_latex_numbers(text: str) -> str:
         body = _LATEX_TIMES.sub("×", body)
         body = re.sub(r"\\%", "%", body)
         body = re.sub(r"\\(?:mathrm|text)\{([kKMB])\}", r"\1", body)
+        body = re.sub(r"\\(?:mathrm|text|rm|mathit|operatorname)\{(\w+)\}", r"\1", body)  # λ_{\mathrm{gp}}: λ_{gp}
+        body = re.sub(r"(?<=[A-Za-z\\]|[α-ω])_\{\\?(\w+)\}(?=\s*=)", r"_\1", body)  # p_{uncond}, σ_{\max}: p_uncond, σ_max
         return re.sub(r"\\([A-Za-z]+)", lambda m: _GREEK_COMMANDS.get(m.group(1), m.group(0)), body).strip()
 
     text = _VALUE_MATH.sub(lambda m: plain(m.group("body")), text)

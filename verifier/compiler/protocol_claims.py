@@ -905,3 +905,95 @@ def type_hardware(checks: list, fragments: list, dimension=None) -> tuple[list, 
         fragments[i] = dataclasses.replace(fragments[i], outcome="typed", reason="",
                                            checks=tuple(sorted({*fragments[i].checks, made[key]})))
     return checks, fragments
+
+
+# ----- datasets named in an evaluation list -------------------------------------------------------------
+# "SR benchmarks: Set5, Set14, BSD100 and Urban100", "We evaluate on VQAv2 test-dev and GQA, TextVQA ...": the
+# names the vocabulary does not know are still datasets when a data cue introduces the list and they look like
+# proper names (a digit or two capitals: "Office-31", "MMBench", "CrowdPose"), not a metric, model or GPU.
+_DATA_CUE = re.compile(
+    r"\b(?:(?P<label>(?:data\s*sets?|benchmarks?|test\s+sets?|evaluation\s+sets?|eval|evaluation))\s*:\s*"
+    r"|(?P<verb>evaluat(?:e|es|ed|ing)|tested|testing|report(?:s|ed)?|results?|experiments?|adaptation|train(?:s|ed|ing)?|"
+    r"fine-?tun(?:e|es|ed|ing)|pre-?train(?:s|ed|ing)?)\s+(?:[a-z][\w-]*\s+){0,3}?on\s+(?:the\s+)?)",
+    re.IGNORECASE,
+)
+_DATASET_NAME = re.compile(r"(?:the\s+)?(?P<name>[A-Z0-9][\w\-.+/']*(?:\s+(?:[A-Z0-9][\w\-.+/']*))*)")
+# what may follow a dataset's name in a list and still leave the item a plain name: its split, a bracket
+_SPLIT_TAIL = re.compile(r"^\s*(?:(?:val|validation|test|test-dev|test-std|dev|train|training|split|set|subset|sets)\b\s*)*"
+                         r"(?:\([^()]*\))?\s*$", re.IGNORECASE)
+
+
+_MEASURE_AFTER = re.compile(r"\s+(?:score|scores|accuracy|loss|error|metric|distance|similarity|rate)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class DatasetList:
+    names: list[str]
+    spans: list[tuple[int, int]]  # items that are only a name (and its split): nothing else for a fragment to type
+
+
+def _looks_like_dataset(name: str) -> bool:
+    first = name.split()[0]
+    if not (re.search(r"\d", first) or len(re.findall(r"[A-Z]", first)) >= 2) or len(name) < 3:
+        return False  # "Evaluate PEFT methods": a sentence's first word, not a name
+    if re.match(r"[\d.,]+[kKMB]?(?:$|[x×\s]|-(?:fold|shot|way)\b)", name) or "§" in context_mask(name):
+        return False  # a number, a size (81x120), "5-fold", "8-shot GSM8K", a GPU or a budget
+    hits = terms.find_protocol_terms(name) + terms.find_apis(name)
+    if any(h.start == 0 or h.category == "dataset" for h in hits):
+        return False  # a known dataset (typed per fragment), a metric (FID-50K), a model family, an API
+    model, _ = _model_patterns()
+    return not model.fullmatch(name) and name not in _LIBRARIES()
+
+
+def _known_dataset(name: str) -> bool:
+    return any(h.category == "dataset" and h.start == 0 for h in terms.find_protocol_terms(name))
+
+
+@functools.cache
+def _LIBRARIES() -> frozenset[str]:  # noqa: N802 - a constant read from the rules
+    return frozenset(map(str, terms.section("libraries") if isinstance(terms.section("libraries"), list) else []))
+
+
+def context_mask(text: str) -> str:
+    from verifier.compiler import context
+
+    return context.mask(text)
+
+
+def find_dataset_lists(text: str) -> DatasetList:
+    """Datasets the vocabulary does not know, from the lists a data cue introduces; a list introduced by a verb
+    ("evaluate on") counts only when two of its items look like datasets."""
+    names: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for cue in _DATA_CUE.finditer(text):
+        clause = re.split(r"[.;]\s", text[: cue.start()])[-1]
+        if re.search(r"\bbaselines?\b|\bvs\.?\s|\bversus\b|\bcompared?\b", clause, re.IGNORECASE):
+            continue  # "baselines: OpenCLIP trained on LAION-2B, EVA-CLIP": a baseline's data, or the baselines
+        end = _list_end(text, cue.end())
+        groups = _top_level_groups(text, cue.end(), end)
+        while cue.group("label") and text[end : end + 1] == ";":  # "Pose eval: COCO val (AP); MPII val (PCKh)"
+            nxt = _list_end(text, end + 1)
+            more = _top_level_groups(text, end + 1, nxt)
+            first = _DATASET_NAME.match(text[more[0][0] : more[0][1]].strip()) if more else None
+            if first is None or not (_looks_like_dataset(first.group("name")) or _known_dataset(first.group("name"))):
+                break  # "...; single-scale, flip test on; vs HRNet": the datasets' list has ended
+            groups += more
+            end = nxt
+        found: list[tuple[str, tuple[int, int] | None]] = []
+        for a, b in groups:
+            group = text[a:b]
+            offset = 0
+            for part in _top_level_parts(group):
+                offset = group.index(part, offset)
+                match = _DATASET_NAME.match(part.strip())
+                if match and _MEASURE_AFTER.match(part.strip(), match.end()):
+                    pass  # "CLIP score with ViT-L/14": a metric named after a model
+                elif match and _looks_like_dataset(name := match.group("name")):
+                    plain = _SPLIT_TAIL.match(part.strip()[match.end() :])
+                    found.append((name, _trimmed(text, a + offset, a + offset + len(part)) if plain else None))
+                offset += len(part)
+        label = (cue.group("label") or "").lower()
+        if found and ((label and not label.startswith("eval")) or len(found) >= 2):  # "Evaluation:" lists metrics too
+            names.extend(n for n, _ in found if n not in names)
+            spans.extend(s for _, s in found if s)
+    return DatasetList(names, spans)
