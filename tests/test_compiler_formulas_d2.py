@@ -58,7 +58,7 @@ def test_paper_math_translates_and_the_formula_check_reads_it(text, expect):
     "text, why",
     [
         ("g = (1/s²) σ^{-1} G", "power -1 of a scalar"),  # (BᵀB)⁻¹ is a matrix inverse: tests/test_compiler_matrix_inverse.py
-        ("P = prod_{i=1}^{n} p_i", "product with bounds"),
+        ("P = prod_{i=1}^{n} p_i", "nothing to compare"),  # a product of one symbol, as a sum of one
         ("J = exp(integral_0^T |u - u_t|^2 dt)", "integral inside a bracket"),  # not a term of its own
         ("J = integral_D |u - u_t|^2", "no differential"),
         ("s = x + ∇ log q(x)", "gradient with no variable"),  # ∇ of what variable? (∇_x is tests/test_formula_gradients.py)

@@ -166,3 +166,11 @@ def test_assume_positive_changes_the_domain():
     assert decide(sp.sqrt(x**2), x).kind == "not-equivalent"
     assumed = decide(sp.sqrt(x**2), x, positive={"x"}, timeout=5)
     assert assumed.equivalent
+
+
+def test_a_product_over_entries_is_evaluated_on_vectors():
+    from verifier.symbolic.core import RPROD
+
+    s, t = sym("s"), sym("t")
+    assert decide(RPROD(sp.exp(s)), sp.exp(RSUM(s))).kind in ("proven", "numerically-equivalent")  # Π e^s = e^Σs
+    assert decide(RPROD(s * t), RSUM(s * t)).kind == "not-equivalent"

@@ -122,6 +122,8 @@ def _reduce(name: str, v, ops):
             r = v.max(axis=-1, keepdims=True)
         elif name == "rmin":
             r = v.min(axis=-1, keepdims=True)
+        elif name == "rprod":
+            r = v.prod(axis=-1, keepdims=True)
         else:  # rvar1
             n = v.shape[-1]
             r = v.var(axis=-1, keepdims=True, ddof=1) if n > 1 else np.full(v.shape[:-1] + (1,), np.nan)
@@ -138,6 +140,8 @@ def _reduce(name: str, v, ops):
             rows.append(max(vals))
         elif name == "rmin":
             rows.append(min(vals))
+        elif name == "rprod":
+            rows.append(mpmath.fprod(vals))
         else:
             mean = mpmath.fsum(vals) / n
             rows.append(mpmath.fsum((x - mean) ** 2 for x in vals) / (n - 1) if n > 1 else mpmath.nan)

@@ -324,6 +324,14 @@ def _structure_kinds(expr: sp.Basic) -> frozenset:
     return frozenset(kinds)
 
 
+def _outer_product(expr: sp.Expr) -> bool:
+    """The formula is a product over entries, alone or times constants (``P = ∏_i σ(s_i - t_i)``)."""
+    factors = sp.Mul.make_args(expr)
+    return any(isinstance(f, AppliedUndef) and f.func.__name__ == "rprod" for f in factors) and all(
+        (isinstance(f, AppliedUndef) and f.func.__name__ == "rprod") or not f.free_symbols or isinstance(f, sp.Symbol) for f in factors
+    )
+
+
 def _measure(check: FormulaCheck, formula: Formula) -> tuple:
     """(one differential?, the paper's symbol names) for a formula whose means are integrals; () otherwise."""
     if not check.integral or check.reduction == "keep":
@@ -398,7 +406,9 @@ class Ranked:
 # ----------------------------------------------------------------------------------------- the check
 def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     pin = {**ctx.pin, **check.pin}
-    keep = check.reduction == "keep"
+    # a product over the entries (Π_i p_i) is no loose outer reduction: stripped, Σ p_i would pass for it
+    product = _outer_product(formula.expr)
+    keep = check.reduction == "keep" or product
     measure = _measure(check, formula)
     paper = formula.expr if keep else strip_reductions(formula.expr, formula.sum_bounds)
     if not paper.free_symbols:
@@ -428,6 +438,8 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
                 continue
             dropped.extend((model.file, line, target, bound, model.qualname) for line, target, bound in model.dropped)
             for cand, expr, shape, names in repo.prepared(model, keep, measure):
+                if product and "reduce" not in shape:
+                    continue  # a product over the entries needs a reduction (prod, exp of a sum of logs) in the code
                 score = _shape_similarity(p_profile, shape, p_syms, len(names))
                 if update is not None:
                     is_update = _old_value(model, cand) is not None
@@ -1158,7 +1170,7 @@ def _other_paths(r: Ranked, res: MatchResult, repo, paper, check, timeout, posit
         if cand.target == r.cand.target and cand.path != r.cand.path:
             latest[cand.path] = cand
     for path, cand in sorted(latest.items()):
-        expr = _compared(cand.expr, check.reduction == "keep", measure, repo.spacings(r.model) if measure else frozenset())
+        expr = _compared(cand.expr, check.reduction == "keep" or _outer_product(paper), measure, repo.spacings(r.model) if measure else frozenset())
         other = Ranked(r.score, cand, expr, r.model)
         targets, fixed = _targets_for(other, repo, check, None)
         got = match(paper, expr, targets, fixed, positive=_positive_code(positive, fixed), sign=check.sign,

@@ -24,7 +24,7 @@ from verifier.compiler.numbers import parse_value
 from verifier.compiler.terms import GREEK_NAMES, ascii_symbol
 from verifier import pysource
 
-_LATEX_CMD = re.compile(r"\\(frac|sqrt|log|exp|sum|mathbb|mathrm|hat|bar|tilde|sigma|alpha|beta|gamma|cdot|left|min|max|lambda|theta|pi|epsilon|mu|nabla)\b")
+_LATEX_CMD = re.compile(r"\\(frac|sqrt|log|exp|sum|prod|mathbb|mathrm|hat|bar|tilde|sigma|alpha|beta|gamma|cdot|left|min|max|lambda|theta|pi|epsilon|mu|nabla)\b")
 _UNTRANSLATABLE = {
     "Σ": "a sum with bounds (Σ)",
     "∑": "a sum with bounds (∑)",
@@ -45,9 +45,6 @@ _UNTRANSLATABLE = {
     "|": "a conditional or norm bar",
     "⁻¹": "a matrix inverse",
     "^{-1}": "a matrix inverse",
-    "∏": "a product with bounds (∏)",
-    "prod_": "a product with bounds (prod)",
-    "prod(": "a product over a set (prod)",
     "[": "indexing or concatenation",
     "{": "braces (sets or grouping)",
     "d/dt": "a time derivative",
@@ -59,7 +56,7 @@ _KNOWN_FUNCS = {
     "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "gelu", "softmax", "log_softmax", "logsigmoid", "softplus",
     "min", "max", "clip", "clamp", "abs", "sin", "cos", "mean", "sum", "norm", "sign", "ceil", "floor", "erf",
     "e", "var", "sinh", "cosh", "minimum", "maximum", "where", "softmax", "sigma", "phi", "ln", "tr", "diag",
-    "transpose", "matmul", "inv", "grad", "concat",
+    "transpose", "matmul", "inv", "grad", "concat", "prod",
 }  # fmt: skip
 # an opaque function applied to plain arguments ("epsilon_theta(x, empty)"): a known function is not one
 # "logvar", "logits", "logprob": the names code gives a log-quantity, symbols of a formula rather than prose
@@ -337,7 +334,7 @@ def _abs_bars(expr: str) -> str:
     return "".join(out) + expr[last:]
 
 
-_SUM_HEAD = re.compile(r"(?<![\w.])(?:Σ|∑)(?=_)|(?<![\w.])sum(?=_\{|_[A-Za-z]\b)")  # not an identifier sum_loss
+_SUM_HEAD = re.compile(r"(?<![\w.])(?:Σ|∑|∏)(?=_)|(?<![\w.])(?:sum|prod)(?=_\{|_[A-Za-z]\b)")  # not an identifier sum_loss
 
 
 def _summand_end(text: str, i: int) -> int:
@@ -376,7 +373,8 @@ def _bounds(sub: str) -> tuple[str, str | None]:
 
 
 def _sums(expr: str) -> tuple[str, str]:
-    """``Σ_{i=1}^{n} x_i`` -> ``sum(x_i)``, and ``(1/n) Σ_{i=1}^{n} x_i`` -> ``mean(x_i)``; (text, reason)."""
+    """``Σ_{i=1}^{n} x_i`` -> ``sum(x_i)``, ``(1/n) Σ_{i=1}^{n} x_i`` -> ``mean(x_i)`` and ``∏_{i=1}^{n} p_i`` ->
+    ``prod(p_i)``; (text, reason)."""
     out = expr
     for _ in range(8):
         m = _SUM_HEAD.search(out)
@@ -396,6 +394,9 @@ def _sums(expr: str) -> tuple[str, str]:
         if not summand:
             return out, "a sum with no summand"
         head = out[: m.start()]
+        if m.group(0) in ("∏", "prod"):  # Π_{i=1}^{n} p_i: the product of the entries (np.prod)
+            out = head + f"prod({summand})" + out[stop:]
+            continue
         mean = None
         if upper:
             mean = re.search(rf"\(?\s*1\s*/\s*\(?{re.escape(upper)}\)?\s*\)?\s*\*?\s*$", head)
@@ -724,6 +725,8 @@ def _paper_notation(expr: str) -> tuple[str, str]:
     if reason:
         return expr, reason
     expr = _norms(expr)
+    expr = re.sub(r"(?<![\w.])(?:avg|average)\s*(?=\||\()", "mean", expr)  # "avg |a - b|": the mean, not a symbol avg
+    expr = re.sub(r"(?<![\w.])mean\|([^|]+)\|", r"mean(abs(\1))", expr)
     expr = _abs_bars(expr)
     expr = _expectation_brackets(expr)
     expr, reason = _bracket_lists(expr)
@@ -984,7 +987,9 @@ _LATEX_FUNCTION_WORDS = frozenset("exp log sin cos tan max min sum mean softmax 
 
 
 _PROSE_CUT = re.compile(
-    r":\s|\s[—–]\s|\s#|\s(?:where|with|for|when|if|otherwise|i\.e\.|e\.g\.|during|via|using|and|which|is|are|as|in|on|per|to)\s",
+    r":\s|\s[—–]\s|\s#|\s(?:where|with|for|when|if|otherwise|i\.e\.|e\.g\.|during|via|using|and|which|is|are|as|in|on|per|to)\s"
+    r"|\s[a-z]{3,}ed\s+(?:by|with|from|over|across|along|at|after|until|between)\s"  # "... - 1 ramped by the progress p"
+    r"|\s(?:over|across|among)\s+(?:the|all|each|every|its|their|[A-Z]\s)",  # "σ(r_w - r_l) over the K outcomes"
 )
 _TRAILING_REMARK = re.compile(r"\s+\((?=[A-Za-z]{3,}\s)[^()*/^=+]*\)\s*$")  # "(per spatial grid)", not sqrt(a * b)
 
@@ -1054,6 +1059,8 @@ def find_formula(segment: str) -> FormulaFind | None:
     arrow = segment[len(raw[0]) : len(raw[0]) + 1] in ("←", "<", ":")  # θ ← ..., θ <- ..., θ := ...
     if len(parts) == 2 and (operation := _prefix_product(lhs, _trim_prose(parts[1]))):
         return FormulaFind(lhs, None, None, (), "uses a product with bounds (prod)", call=operation)
+    if len(parts) == 2 and _running_product(lhs, _trim_prose(parts[1])):
+        return FormulaFind(lhs, None, None, (), "uses a running product up to the left side's own index (prod)")
     # "grad log q = -(x - mu)/sigma^2 = -z/((1-t)(1-k))": the last side is the closed form
     sides = [(p, _trim_prose(p)) for p in parts[1:] if p]
     reason = "no right-hand side"
@@ -1148,6 +1155,14 @@ def _prefix_product(lhs: str, rhs: str) -> str:
     return "cumprod"
 
 
+def _running_product(lhs: str, rhs: str) -> bool:
+    """``a_k = ∏_{i=1}^{k} b_i c``: a product up to the left side's own index is one value per k (a cumulative
+    product), not the product over all entries that ``prod`` reads."""
+    head = _PRODUCT_HEAD.match(rhs)
+    lhs_index = re.fullmatch(r"[^\s=]+?_\{?([a-z])\}?", ascii_symbol((lhs.split() or [""])[-1]))
+    return bool(head and lhs_index and head.group("k") == lhs_index.group(1))
+
+
 def _top_level_sides(segment: str) -> list[str]:
     """The sides of ``a = b = c`` cut at ``=`` outside brackets (``sum_{j=1}^{M}`` keeps its bound)."""
     sides, depth, start = [], 0, 0
@@ -1166,7 +1181,7 @@ def _top_level_sides(segment: str) -> list[str]:
     return sides
 
 
-_REDUCTIONS = frozenset({"rmean", "rsum", "rmax", "rmin", "pick"})
+_REDUCTIONS = frozenset({"rmean", "rsum", "rmax", "rmin", "rprod", "pick"})
 
 
 @functools.lru_cache(maxsize=2048)

@@ -19,8 +19,9 @@ RSUM = sp.Function("rsum")
 RMAX = sp.Function("rmax")
 RMIN = sp.Function("rmin")
 RVAR1 = sp.Function("rvar1")  # unbiased (Bessel-corrected) variance
+RPROD = sp.Function("rprod")  # a product over the entries (Π_i p_i, np.prod)
 PICK = sp.Function("pick")
-REDUCTIONS = {"rmean": RMEAN, "rsum": RSUM, "rmax": RMAX, "rmin": RMIN, "rvar1": RVAR1}
+REDUCTIONS = {"rmean": RMEAN, "rsum": RSUM, "rmax": RMAX, "rmin": RMIN, "rvar1": RVAR1, "rprod": RPROD}
 
 # Matrix algebra: `*` stays the elementwise (Hadamard, commutative) product of tensors, so the matrix
 # product is its own ordered operator and the transpose its own function; equivalence.py evaluates them on

@@ -36,6 +36,7 @@ from verifier.symbolic.core import (
     RMAX,
     RMEAN,
     RMIN,
+    RPROD,
     RSUM,
     power_too_large,
     sym,
@@ -366,6 +367,7 @@ FUNCTIONS = {
     "clamp": _clamp,
     "mean": RMEAN,
     "sum": RSUM,
+    "prod": RPROD,
     "rmax": RMAX,
     "rmin": RMIN,
     "pick": PICK,
@@ -1295,7 +1297,7 @@ class _LatexParser:
                 self.group_or_skip()
             body = self.product()
             if name == "prod":
-                return sp.Function("prod")(body)
+                return RPROD(body)
             if isinstance(bound, sp.Symbol):
                 self.bounds.add(bound)
             return RSUM(body)
