@@ -324,6 +324,10 @@ def _structure_kinds(expr: sp.Basic) -> frozenset:
     return frozenset(kinds)
 
 
+def _has_rprod(expr: sp.Expr) -> bool:
+    return any(isinstance(n, AppliedUndef) and n.func.__name__ == "rprod" for n in sp.preorder_traversal(expr))
+
+
 def _outer_product(expr: sp.Expr) -> bool:
     """The formula is a product over entries, alone or times constants (``P = ∏_i σ(s_i - t_i)``)."""
     factors = sp.Mul.make_args(expr)
@@ -408,6 +412,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     pin = {**ctx.pin, **check.pin}
     # a product over the entries (Π_i p_i) is no loose outer reduction: stripped, Σ p_i would pass for it
     product = _outer_product(formula.expr)
+    plain = "reduce" not in profile(formula.expr)
     keep = check.reduction == "keep" or product
     measure = _measure(check, formula)
     paper = formula.expr if keep else strip_reductions(formula.expr, formula.sum_bounds)
@@ -440,6 +445,8 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
             for cand, expr, shape, names in repo.prepared(model, keep, measure):
                 if product and "reduce" not in shape:
                     continue  # a product over the entries needs a reduction (prod, exp of a sum of logs) in the code
+                if plain and _has_rprod(expr):
+                    continue  # ... and a formula of one entry (σ(r_i - r_j)) is no product over all of them
                 score = _shape_similarity(p_profile, shape, p_syms, len(names))
                 if update is not None:
                     is_update = _old_value(model, cand) is not None
