@@ -138,3 +138,33 @@ def test_a_data_cue_lists_datasets(claim, expected):
 )
 def test_no_dataset_is_made_from_other_names(claim):
     assert [d for d in datasets(claim) if d not in ("HumanEval",)] == []
+
+
+# ----- the terse recipe's other shapes ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("crop 512×1024", [("image_size", [512, 1024])]),  # a size: "×1024" is no power of ten
+        ("lr 2x10-4", [("learning_rate", 0.0002)]),  # ... while "x10-4" with its sign is one
+        ("crop 256 residues", [("num_residues", 256)]),  # the unit counts, "crop" names no image
+        ("crop scale (0.08, 1)", [("crop_scale", [0.08, 1])]),
+        ("beam 4, lenpen 0.6", [("num_beams", 4), ("length_penalty", 0.6)]),
+        ("backbone lr mult 0.1, poly 0.9", [("backbone_lr_mult", 0.1), ("poly_power", 0.9)]),
+        ("joint BPE 32k", [("vocab_size", 32000)]),
+        ("inverse_sqrt lr 1e-3", [("learning_rate", 0.001)]),  # the schedule's name is no part of the model
+        ("max_tokens=3584/GPU × 8 GPUs", [("max_new_tokens", 3584)]),  # a per-device setting, no formula
+        ("no label smoothing, without weight decay", [("label_smoothing", 0), ("weight_decay", 0)]),
+        ("w/o dropout, no warmup", []),  # their absence from the code binds nothing: left to the judge
+    ],
+)
+def test_terse_recipe_shapes(claim, expected):
+    assert values(claim) == expected
+
+
+def test_encoder_and_decoder_layers_of_a_sequence_to_sequence_model():
+    result = compiled("Transformer-big WMT14 En-De: 6+6 layers, d_model 1024")
+    checks = [(c.name, c.names, c.expect) for c in result.checks if c.kind == "value"]
+    assert checks[:2] == [("num_layers", ["num_encoder_layers", "encoder_layers"], 6),
+                          ("num_decoder_layers", ["decoder_num_layers", "decoder_layers", "decoder_depth"], 6)]
+    assert any(c.kind == "protocol" and c.rule == "dataset" and c.expect == "WMT14" for c in result.checks)  # its label's
+    assert "num_decoder_layers" not in [n for n, _ in values("a 6+6 layers ablation grid")]  # no sequence-to-sequence word

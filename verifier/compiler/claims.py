@@ -257,6 +257,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
 
     parts, body = _per_part_lists(body, b)
     made += parts
+    layers, body = _encoder_decoder_layers(body, b)
+    made += layers
     read(_SQUARE_KERNEL, lambda m: [("kernel_size", int(m.group("n")))], lambda m: m.span("size"))  # "1×1 Conv1d": still named
     read(_SQUARE_POOL, lambda m: [("pool_size", [int(m.group("n"))] * 2)], lambda m: m.span("size"))  # "2×2 average pooling"
     read(_BETA_PAIR, lambda m: [("betas", [numbers.parse_number(m.group("b1")), numbers.parse_number(m.group("b2"))])],
@@ -300,6 +302,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_PER_DEVICE, lambda m: [("minibatch_size", int(m.group("n")))], lambda m: m.span("n"), keep=lambda m: per_device)
     read(_EFFECTIVE_BATCH, lambda m: [("global_batch_size", numbers.parse_value(m.group("n")))], keep=lambda m: per_device)
     read(_LR_PEAK, lambda m: [("learning_rate", numbers.parse_number(m.group("n")))], lambda m: m.span("n"))
+    read(_CROP_SIZE, lambda m: [("image_size", [int(m.group("a")), int(m.group("b"))])])
+    read(_SWITCHED_OFF, _switched_off)
     read(_OPTIMIZER_AT, lambda m: [("learning_rate", rate)] if (rate := numbers.parse_number(m.group("n").replace("−", "-"))) is not None
          and 0 < rate < 1 else [], lambda m: m.span("n"))
     read(_WARMUP_SHARE, lambda m: [("warmup_ratio", numbers.to_number(float(m.group("n")) / 100))])
@@ -357,6 +361,41 @@ _LR_PEAK = re.compile(
     r"\b(?:schedule|scheduler|lr|learning\s+rate)\s+(?:that\s+)?(?:peak(?:ing|s)?|peaked)\s+at\s+(?P<n>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.])",
     re.IGNORECASE,
 )
+# "6+6 layers" of a sequence-to-sequence model: the encoder's and the decoder's
+_ENCODER_DECODER_LAYERS = re.compile(r"(?<![\w.+])(?P<enc>\d{1,3})\s*\+\s*(?P<dec>\d{1,3})\s+(?:transformer\s+)?layers\b", re.IGNORECASE)
+_SEQ2SEQ_WORDS = re.compile(r"\b(?:encoder|decoder|enc|dec|seq2seq|sequence-to-sequence|translation|wmt\d*|bart|t5|mt|en-de|en-fr)\b",
+                            re.IGNORECASE)
+
+
+def _encoder_decoder_layers(body: str, b: "_Builder") -> tuple[list[int], str]:
+    made, spans = [], []
+    if _SEQ2SEQ_WORDS.search(b.claim):
+        for m in _ENCODER_DECODER_LAYERS.finditer(body):
+            made.append(b.add(ValueCheck(name="num_layers", names=["num_encoder_layers", "encoder_layers"], expect=int(m.group("enc")))))
+            made.append(b.add(ValueCheck(name="num_decoder_layers", names=terms.role_aliases("num_decoder_layers") or None,
+                                         expect=int(m.group("dec")))))
+            spans.append(m.span())
+    return made, _blank_spans(body, spans)
+
+
+# "no label smoothing", "without weight decay": a regulariser that is off is one whose rate is 0. Only those whose
+# absence from the code the library defaults decide (CrossEntropyLoss, the optimizers): a repo with no dropout at
+# all binds no `dropout`, and "w/o dropout" would then be reported missing on a faithful repo
+_SWITCHED_OFF = re.compile(r"^\s*(?:no|without|w/o)\s+(?P<what>[A-Za-z][A-Za-z\s\-]{2,30}?)\s*$", re.IGNORECASE)
+_OFF_MEANS_ZERO = frozenset({"label_smoothing", "weight_decay"})
+
+
+def _switched_off(m: re.Match) -> list[tuple[str, Any]]:
+    what = m.group("what").strip()
+    hit = terms.find_phrase(what)
+    if not hit or hit[1] != 0 or hit[2] < len(what.lower()) - 1:
+        return []  # "no test-time augmentation": a phrase the lexicon does not name whole
+    canonical = terms.lexicon_index().get(hit[0].lower(), hit[0])
+    return [(canonical, 0)] if canonical in _OFF_MEANS_ZERO else []
+
+
+# "crop 512×1024", "crop of 512x512": the training crop's size (a "crop 256 residues" is its unit's count)
+_CROP_SIZE = re.compile(r"\bcrop(?:\s+size)?\s*(?:of\s+)?(?P<a>\d{2,4})\s*[×x]\s*(?P<b>\d{2,4})(?![\d.×x])", re.IGNORECASE)
 # "Adam at 1e-3", "SGD @ 0.1", "AdamW at $10^{-3}$": the learning rate written after the optimizer it drives
 _OPTIMIZER_AT = re.compile(
     r"\b(?:adam\w*|sgd|rmsprop|adagrad|adadelta|lion|lamb|adafactor|adan|nadam|radam)\s+(?:optimi[sz]er\s+)?(?:at|@)\s+"
@@ -417,9 +456,9 @@ _TWO_ROLE_LR = re.compile(
 
 
 # "kernel (5, 2) and stride (2, 1)": a setting whose value is a tuple in parentheses, not a remark
-_TUPLE_AFTER_NAME = re.compile(r"(?P<words>(?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)\s*(?:=|:)?\s*\(\s*(?P<vals>\d+(?:\s*,\s*\d+){1,3})\s*\)")
+_TUPLE_AFTER_NAME = re.compile(r"(?P<words>(?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)\s*(?:=|:)?\s*\(\s*(?P<vals>\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?){1,3})\s*\)")
 _TUPLE_SETTINGS = frozenset({"kernel_size", "stride", "padding", "dilation", "patch_size", "pool_size", "image_size",
-                             "tubelet_size", "output_padding"})
+                             "tubelet_size", "output_padding", "crop_scale"})  # crop_scale: RandomResizedCrop's (0.08, 1)
 
 
 def _paren_warmup(m: re.Match) -> list[tuple[str, Any, str]]:
@@ -434,7 +473,10 @@ def _tuple_setting(m: re.Match) -> list[tuple[str, Any]]:
     hit = terms.find_phrase(words)
     if not hit or hit[0] not in _TUPLE_SETTINGS or hit[2] < len(terms.normalise_phrase(terms.ascii_symbol(words))) - 1:
         return []
-    return [(hit[0], [int(v) for v in re.findall(r"\d+", m.group("vals"))])]
+    values = [numbers.parse_number(v) for v in re.findall(r"\d+(?:\.\d+)?", m.group("vals"))]
+    if hit[0] != "crop_scale" and not all(isinstance(v, int) for v in values):
+        return []  # a size or a stride is whole numbers
+    return [(hit[0], values)]
 
 
 def _width_name(body: str, at: int) -> str:
@@ -2545,8 +2587,9 @@ def _fragment(
     body = _PER_BATCH.sub(lambda m: " " * len(m.group(0)), body) if per_batch else body
     masked = _mask_formula_spans(_mask_model_names(context.mask(body)))
     masked = _GREEK_THEN_NUMBER.sub(r"\1=", masked)  # "GAE λ 0.95, γ 0.99": a symbol set to the number after it
-    if per_batch and not masked.strip():
-        return Fragment(text, "typed", "", tuple(sorted({m for m in per_batch if m >= 0})))
+    if per_batch and not masked.strip():  # all read by its shape; its own label may still name a dataset or model
+        own = _protocol_checks(label.group("label"), b, dimension) if label and label_text == label.group("label") else []
+        return Fragment(text, "typed", "", tuple(sorted({m for m in per_batch + own if m >= 0})))
     if dimension == Dimension.numerical and _PARAMETER_LABEL.search(label_text) and not per_batch:
         # "two parameter variants: 16M (base dims 64) and 87M (base dims 128)": the sizes are parameter counts,
         # the settings that give them are in the parentheses

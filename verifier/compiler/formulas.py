@@ -102,6 +102,8 @@ def looks_like_formula(text: str) -> bool:
     if len(sides) < 2:
         return False
     lhs, rhs = sides[0], "=".join(sides[1:]).strip()
+    if re.match(r"[-−]?\d[\d,.]*[kKM]?\s*/\s*(?:GPU|gpu|device|node|worker|replica|core|TPU|tpu|card)s?\b", rhs):
+        return False  # "max_tokens=3584/GPU × 8 GPUs": a per-device setting, not an expression
     bare = re.sub(r"\s*\([^()]*\)\s*$", "", rhs)
     if not rhs or rhs.startswith("=") or parse_value(rhs) is not None or parse_value(bare) is not None:
         return False

@@ -15,7 +15,9 @@ from typing import Any
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUFFIX = {"k": 1_000, "m": 1_000_000, "b": 1_000_000_000, "g": 1_000_000_000}
 
-# One scalar: 1,000 / 3.5e-4 / 2x10^3 / 2×10⁻³ / 10^-4 / 150K / 1.2M / 5/3 / 10%; in a slash list
+# One scalar: 1,000 / 3.5e-4 / 2x10^3 / 2×10⁻³ / 2×10-3 / 10^-4 / 150K / 1.2M / 5/3 / 10%; in a slash list
+# (512×1024 is a size: an exponent needs ^, **, braces or a minus sign; only a one-digit mantissa takes a bare
+# exponent of 1-12, the "5×105" a PDF's lost superscript leaves)
 # (8000/1000/1000) a number after a slash is an item, never the numerator of a fraction
 _MANTISSA = r"[-+−]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?|\.\d+)"
 NUMBER_RE = re.compile(
@@ -24,7 +26,8 @@ NUMBER_RE = re.compile(
     (?P<m>{_MANTISSA})
     (?:
         (?P<e>[eE][-+−]?\d+)
-      | \s*[x×*·]\s*10\s*(?:\^|\*\*)?\s*\{{?(?P<p>[-+−]?\d+)\}}?
+      | \s*[x×*·]\s*10\s*(?=\^|\*\*|\{{|[-−]\d)(?:\^|\*\*)?\s*\{{?(?P<p>[-+−]?\d+)\}}?
+      | (?<![\d.]\d)(?<=\d)\s*[x×]\s*10(?P<bare>[1-9]|1[0-2])(?![\d.])
       | \s*[x×*·]\s*10(?P<sp>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)
       | (?<!/\d)(?<!/\d\d)(?<!/\d{{3}})(?<!/\d{{4}})(?<!/\d{{5}})(?<!/\d{{6}})(?P<frac>/\d+(?:\.\d+)?)(?![\w/])
     )?
@@ -85,6 +88,8 @@ def _from_match(match: re.Match) -> int | float | None:
         power = int(_clean(match.group("p")))
     elif match.group("sp"):
         power = int(match.group("sp").translate(_SUPERSCRIPTS))
+    elif match.group("bare"):
+        power = int(match.group("bare"))
     factor = _SUFFIX[match.group("suf").lower()] if match.group("suf") else 1
     divisor = match.group("frac")[1:] if match.group("frac") else None
     try:

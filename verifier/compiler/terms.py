@@ -233,7 +233,8 @@ _LR_MODIFIERS = frozenset(
     "warmup warm cosine linear step cyclic decayed decaying scheduled effective nominal target typical tuned best "
     "optimal optimizer optimiser training train learning finetuning tuning pretraining lora qlora adapter peft with "
     "and for per then but using use uses set sets its their our the lr layer layerwise wise environment env task "
-    "dataset domain benchmark game language run seed experiment setting".split()
+    "dataset domain benchmark game language run seed experiment setting sqrt inverse exponential polynomial poly "
+    "onecycle plateau triangular".split()
 )  # "peak lr", "AdamW lr", "LoRA lr": the run's learning rate, not a part's
 
 
