@@ -168,3 +168,17 @@ def test_encoder_and_decoder_layers_of_a_sequence_to_sequence_model():
                           ("num_decoder_layers", ["decoder_num_layers", "decoder_layers", "decoder_depth"], 6)]
     assert any(c.kind == "protocol" and c.rule == "dataset" and c.expect == "WMT14" for c in result.checks)  # its label's
     assert "num_decoder_layers" not in [n for n, _ in values("a 6+6 layers ablation grid")]  # no sequence-to-sequence word
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("the residual loss is weighted by λ_r = 1 and the boundary loss by λ_b = 10", [("lam_r", 1), ("lam_b", 10)]),
+        ("trained at batch 10 on 368×496 crops", [("image_size", [368, 496]), ("minibatch_size", 10)]),
+        ("a learning rate of 0.1 divided by 10 at epochs 10, 16 and 22 of 24",
+         [("lr_decay_rate", 0.1), ("learning_rate", 0.1), ("epochs", 24), ("lr_milestones", [10, 16, 22])]),
+    ],
+)
+def test_second_symbols_crops_and_a_milestone_lists_total(claim, expected):
+    assert values(claim) == expected
+    assert all(not f.reason for f in compiled(claim).fragments)  # every number read

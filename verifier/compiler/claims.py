@@ -302,7 +302,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_PER_DEVICE, lambda m: [("minibatch_size", int(m.group("n")))], lambda m: m.span("n"), keep=lambda m: per_device)
     read(_EFFECTIVE_BATCH, lambda m: [("global_batch_size", numbers.parse_value(m.group("n")))], keep=lambda m: per_device)
     read(_LR_PEAK, lambda m: [("learning_rate", numbers.parse_number(m.group("n")))], lambda m: m.span("n"))
-    read(_CROP_SIZE, lambda m: [("image_size", [int(m.group("a")), int(m.group("b"))])])
+    read(_CROP_SIZE, lambda m: [("image_size", [int(m.group("a") or m.group("a2")), int(m.group("b") or m.group("b2"))])],
+         lambda m: m.span() if m.group("a") else (m.start("a2"), m.end("b2")))  # "random crops" stays for the augmentation
     read(_SWITCHED_OFF, _switched_off)
     read(_OPTIMIZER_AT, lambda m: [("learning_rate", rate)] if (rate := numbers.parse_number(m.group("n").replace("−", "-"))) is not None
          and 0 < rate < 1 else [], lambda m: m.span("n"))
@@ -395,7 +396,11 @@ def _switched_off(m: re.Match) -> list[tuple[str, Any]]:
 
 
 # "crop 512×1024", "crop of 512x512": the training crop's size (a "crop 256 residues" is its unit's count)
-_CROP_SIZE = re.compile(r"\bcrop(?:\s+size)?\s*(?:of\s+)?(?P<a>\d{2,4})\s*[×x]\s*(?P<b>\d{2,4})(?![\d.×x])", re.IGNORECASE)
+_CROP_SIZE = re.compile(
+    r"\bcrop(?:\s+size)?\s*(?:of\s+)?(?P<a>\d{2,4})\s*[×x]\s*(?P<b>\d{2,4})(?![\d.×x])"
+    r"|(?<![\w.×])(?P<a2>\d{2,4})\s*[×x]\s*(?P<b2>\d{2,4})\s+(?:(?:random|center|centre|training|train|image|square)\s+)?crops?\b",
+    re.IGNORECASE,
+)  # "crop 512×1024", "on 368×496 crops"
 # "Adam at 1e-3", "SGD @ 0.1", "AdamW at $10^{-3}$": the learning rate written after the optimizer it drives
 _OPTIMIZER_AT = re.compile(
     r"\b(?:adam\w*|sgd|rmsprop|adagrad|adadelta|lion|lamb|adafactor|adan|nadam|radam)\s+(?:optimi[sz]er\s+)?(?:at|@)\s+"
@@ -793,6 +798,7 @@ class _Builder:
     fragment: str = ""
     ambiguous: list[str] = field(default_factory=list)
     out_of_range: list[str] = field(default_factory=list)  # values refused by the range of the name they were given
+    milestone_total: int | None = None  # "... and 22 of 24": the epochs a milestone list ends with
     unchecked: list[str] = field(default_factory=list)  # qualifiers a check made from the fragment leaves out
     lead_name: str | None = None  # "Target risk threshold; ... = 0.4": the claim's first words name its value
     lead_value: Any = None  # ... and that value, stated last
@@ -1683,6 +1689,9 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             unnamed.append(q.raw)
             last_end = q.end
             continue  # "yielding 2K+1=33 terms": a count that follows from the settings, which no code sets
+        if b.milestone_total is not None and q.value == b.milestone_total and re.search(r"\bof\s*$", before):
+            last_end = q.end
+            continue  # "at epochs 10, 16 and 22 of 24": the run's length, read with the milestones
         if re.search(r"\b(?:per|every)\s*$|\$\s*$", before):
             last_end = q.end
             continue  # "per 1M tokens", "every 1,000 steps", "$5.00": a rate, an interval or a price
@@ -1917,10 +1926,16 @@ def _milestones(points: list[tuple[numbers.Quantity, str]], body: str, b: _Build
         return []
     if re.search(r"\bhalved\b", points[0][1], re.IGNORECASE) and not _LR_SCHEDULE_WORDS.search(b.claim):
         return []  # "the loss weight is halved at 10 epochs": another schedule
+    total = re.match(r"\s*of\s+(?P<n>\d{1,5})\b(?!\s*[%.]\d)", body[points[-1][0].end :])  # "at epochs 10, 16 and 22 of 24"
+    if total and re.search(r"\bepochs?\b", points[0][1], re.IGNORECASE) and int(total.group("n")) > points[-1][0].value:
+        extra = [b.add(_value_check("epochs", int(total.group("n"))))]
+        b.milestone_total = int(total.group("n"))  # read: the number is not left unnamed
+    else:
+        extra = []
     closed = re.search(r"\b(?:and|or)\s+$", points[-1][1]) and len(points) >= 2  # "at epochs 30, 60 and 80"
     if not closed and not re.match(r"\s*[A-Za-z]", body[points[-1][0].end :]):
         return []
-    return [b.add(_value_check("lr_milestones", [q.value for q, _ in points]))]
+    return [b.add(_value_check("lr_milestones", [q.value for q, _ in points]))] + extra
 
 
 _BENCHMARK_LABEL = re.compile(r"\b(?:benchmarks?|suites?)\b", re.IGNORECASE)
@@ -2076,7 +2091,8 @@ def _inline_assignments(text: str, b: _Builder) -> tuple[list[int], str]:
             made.append(b.add(ValueCheck(name=spelled, names=names or None, **_expectation(value))))
         elif name is not None:
             made.append(b.add(_value_check(name, value)))
-        elif _is_symbol(key) and key.isascii():  # a Greek key is read here only when the words name it ("δ" of DP)
+        elif _is_symbol(key) and (key.isascii() or "_" in key):  # a bare Greek key only when the words name it ("δ" of DP);
+            # a subscripted one (λ_b) is a symbol of its own, as the first assignment of a fragment is
             made.append(b.add(_symbol_check(key, value, before=context)))
         else:
             continue
@@ -2565,6 +2581,7 @@ def _fragment(
 ) -> Fragment:
     body = text.strip()
     b.fragment, b.ambiguous, b.unchecked, b.api_notes, b.out_of_range = body, [], [], [], []
+    b.milestone_total = None
     label_text = claim_label
     names_text = ""
     label = _LABEL_RE.match(body)
