@@ -182,3 +182,10 @@ def test_encoder_and_decoder_layers_of_a_sequence_to_sequence_model():
 def test_second_symbols_crops_and_a_milestone_lists_total(claim, expected):
     assert values(claim) == expected
     assert all(not f.reason for f in compiled(claim).fragments)  # every number read
+
+
+def test_a_metric_list_keeps_names_with_an_apostrophe_and_drops_what_a_metric_is_plotted_against():
+    metrics = [c.expect for c in compiled("Metrics: accuracy and Cohen's kappa", "D3").checks if c.kind == "protocol"]
+    assert metrics == ["accuracy", "Cohen's kappa"]
+    plotted = compiled("Primary metric: Top-1 Accuracy vs. tunable parameter count", "D3")
+    assert [c.expect for c in plotted.checks if c.kind == "protocol"] == ["accuracy"]

@@ -2319,7 +2319,7 @@ def _metric_list_regex() -> re.Pattern | None:
     ) if cues else None  # "Metric: J.": a lone symbol, which ``metric_symbol`` keeps only when the claim defines it
 
 
-_METRIC_ITEM = re.compile(r"^[A-Za-z][\w\-@/]*(?:\s[A-Za-z][\w\-@/]*){0,3}$")
+_METRIC_ITEM = re.compile(r"^[A-Za-z][\w\-@/'’+.]*(?:\s[A-Za-z][\w\-@/'’+.]*){0,3}$")  # Cohen's kappa, chrF++, PCKh@0.5
 
 
 _METRIC_QUALIFIER = re.compile(
@@ -2331,6 +2331,9 @@ _NOT_METRICS = frozenset({"params", "parameters", "time", "cost"})  # a paramete
 
 def _metric_qualifier(item: str) -> tuple[str, str]:
     """``MSE at finest resolution`` -> (``MSE``, ``at finest resolution``): the metric, and where it is taken."""
+    versus = re.search(r"\s+(?:vs|versus)\.?$", item, re.IGNORECASE)  # "Top-1 Accuracy vs. parameter count", cut at its ".":
+    if versus and item[: versus.start()].strip():  # what it is plotted against is how it is reported, not what it is
+        return item[: versus.start()].strip(), ""
     match = _METRIC_QUALIFIER.search(item)
     if not match or not item[: match.start()].strip():
         return item, ""
@@ -2374,7 +2377,7 @@ def _listed_metrics(text: str) -> list[tuple[str, str]]:
         items = [i.strip() for i in re.split(r",|\band\b|\bor\b", match.group("list"))]
         items = [re.sub(r"^(?:the|a|an|four|three|two|both)\s+", "", i, flags=re.IGNORECASE) for i in items if i]
         split = [_metric_qualifier(i) for i in items]
-        good = [(m, q) for m, q in split if _METRIC_ITEM.match(m) and not re.search(r"\d", m)]
+        good = [(m.rstrip("."), q) for m, q in split if _METRIC_ITEM.match(m) and not re.search(r"(?<![\w\-@.])\d", m)]
         if good and len(good) == len(items):
             out.extend(good)
     return out
