@@ -189,3 +189,10 @@ def test_a_metric_list_keeps_names_with_an_apostrophe_and_drops_what_a_metric_is
     assert metrics == ["accuracy", "Cohen's kappa"]
     plotted = compiled("Primary metric: Top-1 Accuracy vs. tunable parameter count", "D3")
     assert [c.expect for c in plotted.checks if c.kind == "protocol"] == ["accuracy"]
+
+
+def test_an_acronym_in_a_labelled_baseline_list_is_a_method_even_when_a_metric_shares_it():
+    checks = [(c.rule, c.name or c.expect) for c in compiled("baselines: DANN, CDAN and MCC", "D3").checks if c.kind == "protocol"]
+    assert checks == [("baseline", "DANN"), ("baseline", "CDAN"), ("baseline", "MCC")]  # Minimum Class Confusion
+    metrics = [c.expect for c in compiled("Metrics: accuracy and MCC", "D3").checks if c.kind == "protocol"]
+    assert "Matthews correlation" in metrics  # outside a baseline list, the metric

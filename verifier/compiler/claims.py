@@ -2192,7 +2192,8 @@ _SCHEDULE_KINDS = frozenset("cosine linear exponential step constant polynomial 
 
 def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None) -> list[int]:
     out = []
-    found = [h for h in terms.find_protocol_terms(text) if not (h.category == "metric" and _not_a_metric_here(text, h))]
+    found = [h for h in terms.find_protocol_terms(text) if not (h.category == "metric" and (
+        _not_a_metric_here(text, h) or text[h.start : h.end].lower() in b.baselines))]  # "Baselines: DANN, MCC": a method
     for hit in found:
         out.append(b.add(ProtocolCheck(rule=hit.category, expect=hit.target)))
     lowered = text.lower()

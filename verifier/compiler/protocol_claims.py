@@ -218,7 +218,9 @@ def _tail_at(part: str) -> re.Match | None:
     return None
 
 
-def _read_list(text: str, start: int, end: int, compare: bool = False) -> tuple[list[str], list[tuple[int, int]], int, int]:
+def _read_list(
+    text: str, start: int, end: int, compare: bool = False, labelled: bool = False
+) -> tuple[list[str], list[tuple[int, int]], int, int]:
     """Names, the spans of groups made only of names, the number of items, and where reading stopped, of the
     list text[start:end]. ``compare``: the list follows a bare "Compare", whose first item may be the subject
     of a stronger cue ("Compare WDNO vs PID, SAC"): then that cue reads the list."""
@@ -242,6 +244,8 @@ def _read_list(text: str, start: int, end: int, compare: bool = False) -> tuple[
             raw = part[: tail.start() - 1] if tail else part
             head, inner = _parenthetical(raw)
             name = baseline_name(head) if head else None
+            if name is None and labelled and head and _METHOD_ACRONYM.fullmatch(head.strip()) and items:
+                name = head.strip()  # "Baselines: DANN, CDAN and MCC": among methods, MCC is a method, not the metric
             name = (_acronym_of(name, inner) or name) if name else None
             members = [] if name else _members(inner)
             found.extend([name] if name else members)  # "PEFT baselines (LoRA, DoRA)": its members
@@ -257,6 +261,9 @@ def _read_list(text: str, start: int, end: int, compare: bool = False) -> tuple[
         if found and all(named):
             spans.append(_trimmed(text, a, b))
     return names, spans, items, end
+
+
+_METHOD_ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,5}")
 
 
 def _trimmed(text: str, a: int, b: int) -> tuple[int, int]:
@@ -300,7 +307,8 @@ def find_baseline_lists(text: str) -> BaselineList:
             if cue.group("compare") and not re.match(r"\s+(?:\d+\s+)?[A-Z]", text[after:]):
                 continue  # "compared across M splits": not followed by a name
         end = _list_end(text, start)
-        found, found_spans, items, stopped = _read_list(text, start, end, compare=bool(cue.group("compare")) and not colon)
+        found, found_spans, items, stopped = _read_list(text, start, end, compare=bool(cue.group("compare")) and not colon,
+                                                        labelled=bool(cue.group("label") and colon))
         if not found or len(found) * 2 < items:
             continue
         if found_spans and found_spans[0][0] <= start + 1:
