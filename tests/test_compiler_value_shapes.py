@@ -196,3 +196,11 @@ def test_an_acronym_in_a_labelled_baseline_list_is_a_method_even_when_a_metric_s
     assert checks == [("baseline", "DANN"), ("baseline", "CDAN"), ("baseline", "MCC")]  # Minimum Class Confusion
     metrics = [c.expect for c in compiled("Metrics: accuracy and MCC", "D3").checks if c.kind == "protocol"]
     assert "Matthews correlation" in metrics  # outside a baseline list, the metric
+
+
+def test_a_metric_list_cut_at_its_commas_is_read_whole():
+    result = compiled("Metrics: BLEU, chrF++ and COMET-22", "D3")
+    assert [c.expect for c in result.checks if c.kind == "protocol"] == ["BLEU", "chrF", "COMET-22"]
+    assert result.coverage == "full"
+    qualified = compiled("Metrics: MSE at the finest resolution, MAE", "D3")  # a qualifier: each fragment reads its own
+    assert [c.expect for c in qualified.checks if c.kind == "protocol"] == ["MSE", "MAE"]

@@ -2384,6 +2384,33 @@ def _listed_metrics(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _metric_lists_across_fragments(text: str) -> list[tuple[list[str], tuple[int, int]]]:
+    """A "Metrics: A, B and C" list the fragment splitter cuts at its commas, read whole: its metrics (as the
+    vocabulary names them) and its span; only a list of plain names, each one a metric the rule can look for."""
+    regex = _metric_list_regex()
+    out: list[tuple[list[str], tuple[int, int]]] = []
+    for match in regex.finditer(text) if regex else []:
+        listed = match.group("list")
+        if "," not in listed or _STATED_OF_METRICS.match(listed):
+            continue  # one fragment reads it already
+        items = [re.sub(r"^(?:the|a|an|four|three|two|both)\s+", "", i.strip(), flags=re.IGNORECASE)
+                 for i in re.split(r",|\band\b|\bor\b", listed) if i.strip()]
+        if not items or any(_metric_qualifier(i)[1] or not _METRIC_ITEM.match(i) or re.search(r"(?<![\w\-@.])\d", i) for i in items):
+            continue
+        names = []
+        for item in items:
+            hits = [h for h in terms.find_protocol_terms(item) if h.category == "metric"]
+            name = hits[0].target if hits else item  # "OOD AUROC": the vocabulary's AUROC, as each fragment reads it
+            if item.lower() in _NOT_METRICS or not protocol_claims.checkable_metric(name) or any(
+                h.category == "dataset" for h in terms.find_protocol_terms(item)
+            ):
+                break
+            names.append(name)
+        else:
+            out.append((names, match.span("list")))
+    return out
+
+
 _DEFINITION = re.compile(r"^\s*[A-Za-z]\w{0,12}\s*=\s*(?:[a-z][a-z\-/]*\s+){1,8}[a-z][a-z\-/]*\s*(?:\([a-z\s\-+/]*\))?\s*$")
 # "m = max actions per user account (rate limit)": the meaning of a symbol of a formula
 
@@ -2909,6 +2936,10 @@ def _compile_cached(
         for span in spans:
             covered.append((span[0], span[1], made, "baseline"))
         b.baselines = frozenset(name.lower() for name in baselines)
+    if sau.dimension == Dimension.protocol:  # "Metrics: BLEU, chrF++ and COMET-22": a list the fragments would cut
+        for names, span in _metric_lists_across_fragments(text):
+            made = [b.add(ProtocolCheck(rule="metric", expect=name)) for name in names]
+            covered.append((span[0], span[1], made, "metrics"))
     if sau.dimension == Dimension.protocol:  # "SR benchmarks: Set5, Set14 and BSD100": datasets the vocabulary lacks
         datasets = protocol_claims.find_dataset_lists(text)
         made = [b.add(ProtocolCheck(rule="dataset", expect=name)) for name in datasets.names
