@@ -42,16 +42,11 @@ def combine(results: list[CheckResult]) -> tuple[Status, float | None, str, bool
 
 
 def merged_evidence(results: Iterable[CheckResult]) -> tuple[Evidence, ...]:
-    """Every check's evidence once, in file order, the evidence of checks that did not pass first: the row's
-    location (the text report's WHERE, a SARIF result's location) is then where the claim drifts."""
     seen: dict[tuple, Evidence] = {}
-    failing: set[tuple] = set()
     for r in results:
         for e in r.evidence:
             seen.setdefault(e.sort_key(), e)
-            if r.status != Status.pass_:
-                failing.add(e.sort_key())
-    return tuple(seen[k] for k in sorted(seen, key=lambda k: (k not in failing, k)))
+    return tuple(seen[k] for k in sorted(seen))
 
 
 def _mean(pairs: list[tuple[float, float]]) -> float | None:

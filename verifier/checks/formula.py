@@ -324,16 +324,20 @@ def _structure_kinds(expr: sp.Basic) -> frozenset:
     return frozenset(kinds)
 
 
-def _has_rprod(expr: sp.Expr) -> bool:
-    return any(isinstance(n, AppliedUndef) and n.func.__name__ == "rprod" for n in sp.preorder_traversal(expr))
+def _is_rprod(node: sp.Basic) -> bool:
+    return isinstance(node, AppliedUndef) and node.func.__name__ == "rprod"
 
 
 def _outer_product(expr: sp.Expr) -> bool:
     """The formula is a product over entries, alone or times constants (``P = ∏_i σ(s_i - t_i)``)."""
     factors = sp.Mul.make_args(expr)
-    return any(isinstance(f, AppliedUndef) and f.func.__name__ == "rprod" for f in factors) and all(
-        (isinstance(f, AppliedUndef) and f.func.__name__ == "rprod") or not f.free_symbols or isinstance(f, sp.Symbol) for f in factors
-    )
+    return any(_is_rprod(f) for f in factors) and all(_is_rprod(f) or not f.free_symbols or isinstance(f, sp.Symbol) for f in factors)
+
+
+def _keeps_reductions(check: FormulaCheck, expr: sp.Expr) -> bool:
+    """Compared with its reductions: asked for, or a product over the entries (Π_i p_i is no loose outer
+    reduction: stripped, Σ p_i would pass for it)."""
+    return check.reduction == "keep" or _outer_product(expr)
 
 
 def _measure(check: FormulaCheck, formula: Formula) -> tuple:
@@ -410,10 +414,9 @@ class Ranked:
 # ----------------------------------------------------------------------------------------- the check
 def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     pin = {**ctx.pin, **check.pin}
-    # a product over the entries (Π_i p_i) is no loose outer reduction: stripped, Σ p_i would pass for it
     product = _outer_product(formula.expr)
     plain = "reduce" not in profile(formula.expr)
-    keep = check.reduction == "keep" or product
+    keep = _keeps_reductions(check, formula.expr)
     measure = _measure(check, formula)
     paper = formula.expr if keep else strip_reductions(formula.expr, formula.sum_bounds)
     if not paper.free_symbols:
@@ -445,7 +448,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
             for cand, expr, shape, names in repo.prepared(model, keep, measure):
                 if product and "reduce" not in shape:
                     continue  # a product over the entries needs a reduction (prod, exp of a sum of logs) in the code
-                if plain and _has_rprod(expr):
+                if plain and any(_is_rprod(n) for n in sp.preorder_traversal(expr)):
                     continue  # ... and a formula of one entry (σ(r_i - r_j)) is no product over all of them
                 score = _shape_similarity(p_profile, shape, p_syms, len(names))
                 if update is not None:
@@ -1177,7 +1180,7 @@ def _other_paths(r: Ranked, res: MatchResult, repo, paper, check, timeout, posit
         if cand.target == r.cand.target and cand.path != r.cand.path:
             latest[cand.path] = cand
     for path, cand in sorted(latest.items()):
-        expr = _compared(cand.expr, check.reduction == "keep" or _outer_product(paper), measure, repo.spacings(r.model) if measure else frozenset())
+        expr = _compared(cand.expr, _keeps_reductions(check, paper), measure, repo.spacings(r.model) if measure else frozenset())
         other = Ranked(r.score, cand, expr, r.model)
         targets, fixed = _targets_for(other, repo, check, None)
         got = match(paper, expr, targets, fixed, positive=_positive_code(positive, fixed), sign=check.sign,
