@@ -119,6 +119,7 @@ def datasets(claim: str) -> list[str]:
          ["Office-31", "Office-Home", "VisDA-2017"]),
         ("Pose eval: MPII val (PCKh@0.5); CrowdPose test (AP); single-scale, flip test on; vs HRNet-W48, ViTPose-B",
          ["MPII", "CrowdPose"]),
+        ("SR benchmarks: Set5, Set14 and PyTorch", ["Set5", "Set14"]),  # a library is no dataset
     ],
 )
 def test_a_data_cue_lists_datasets(claim, expected):

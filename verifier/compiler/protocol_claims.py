@@ -950,20 +950,15 @@ def _looks_like_dataset(name: str) -> bool:
     if any(h.start == 0 or h.category == "dataset" for h in hits):
         return False  # a known dataset (typed per fragment), a metric (FID-50K), a model family, an API
     model, _ = _model_patterns()
-    return not model.fullmatch(name) and name not in _LIBRARIES()
+    return not model.fullmatch(name) and name.lower() not in _vocabulary()[1]  # not a model, nor PyTorch or JAX
 
 
 def _known_dataset(name: str) -> bool:
     return any(h.category == "dataset" and h.start == 0 for h in terms.find_protocol_terms(name))
 
 
-@functools.cache
-def _LIBRARIES() -> frozenset[str]:  # noqa: N802 - a constant read from the rules
-    return frozenset(map(str, terms.section("libraries") if isinstance(terms.section("libraries"), list) else []))
-
-
 def context_mask(text: str) -> str:
-    from verifier.compiler import context
+    from verifier.compiler import context  # context imports this module
 
     return context.mask(text)
 
