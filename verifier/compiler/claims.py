@@ -244,21 +244,24 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     made: list[int] = []
 
     def read(regex: re.Pattern, settings, span=lambda m: m.span(), keep=lambda m: True) -> None:
-        """Each match's settings: (name, value), or (name, value, its own words) when the rename rules must read
-        only those ("300 ep (20 warmup)": the 300 is not the warmup's); a match with none is left in the text."""
+        """Each match's settings: (name, value), (name, value, its own words) when the rename rules must read
+        only those ("300 ep (20 warmup)": the 300 is not the warmup's), or a check with its own spellings; a match
+        with none is left in the text."""
         nonlocal body
         found = [(m, read_off) for m in regex.finditer(body) if keep(m) and (read_off := settings(m))]
         for _, read_off in found:
-            for name, value, *own in read_off:
+            for setting in read_off:
+                if isinstance(setting, ValueCheck):
+                    made.append(b.add(setting))
+                    continue
+                name, value, *own = setting
                 b.window = own[0] if own else None
                 made.append(b.add(_value_check(name, value)))
         b.window = None
         body = _blank_spans(body, [span(m) for m, _ in found])
 
-    parts, body = _per_part_lists(body, b)
-    made += parts
-    layers, body = _encoder_decoder_layers(body, b)
-    made += layers
+    read(_PER_PART_LIST, _per_part_list)
+    read(_ENCODER_DECODER_LAYERS, _encoder_decoder_layers, keep=lambda m: bool(_SEQ2SEQ_WORDS.search(b.claim)))
     read(_SQUARE_KERNEL, lambda m: [("kernel_size", int(m.group("n")))], lambda m: m.span("size"))  # "1×1 Conv1d": still named
     read(_SQUARE_POOL, lambda m: [("pool_size", [int(m.group("n"))] * 2)], lambda m: m.span("size"))  # "2×2 average pooling"
     read(_BETA_PAIR, lambda m: [("betas", [numbers.parse_number(m.group("b1")), numbers.parse_number(m.group("b2"))])],
@@ -320,8 +323,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
         and not isinstance(every, bool) else []))
     if _LR_SCHEDULE_WORDS.search(b.claim):  # the factor only: "at epochs 60, 120" stays for the milestones
         read(_DECAY_FACTOR, _decay_factor, _decay_factor_span)
-        read(_DIVIDED_SIGN, lambda m: [] if int(m.group("div")) < 2 else [("lr_decay_rate", numbers.to_number(1 / int(m.group("div"))))] + (
-            [("lr_milestones", [numbers.parse_value(v.strip()) for v in m.group("at").split(",")])] if m.group("at") else []))
+        read(_DIVIDED_SIGN, _divided_sign)
     return made, body
 
 
@@ -368,15 +370,9 @@ _SEQ2SEQ_WORDS = re.compile(r"\b(?:encoder|decoder|enc|dec|seq2seq|sequence-to-s
                             re.IGNORECASE)
 
 
-def _encoder_decoder_layers(body: str, b: "_Builder") -> tuple[list[int], str]:
-    made, spans = [], []
-    if _SEQ2SEQ_WORDS.search(b.claim):
-        for m in _ENCODER_DECODER_LAYERS.finditer(body):
-            made.append(b.add(ValueCheck(name="num_layers", names=["num_encoder_layers", "encoder_layers"], expect=int(m.group("enc")))))
-            made.append(b.add(ValueCheck(name="num_decoder_layers", names=terms.role_aliases("num_decoder_layers") or None,
-                                         expect=int(m.group("dec")))))
-            spans.append(m.span())
-    return made, _blank_spans(body, spans)
+def _encoder_decoder_layers(m: re.Match) -> list[ValueCheck]:
+    return [ValueCheck(name="num_layers", names=["num_encoder_layers", "encoder_layers"], expect=int(m.group("enc"))),
+            ValueCheck(name="num_decoder_layers", names=terms.role_aliases("num_decoder_layers") or None, expect=int(m.group("dec")))]
 
 
 # "no label smoothing", "without weight decay": a regulariser that is off is one whose rate is 0. Only those whose
@@ -424,16 +420,12 @@ _PER_PART_NAMES = {
 }  # fmt: skip
 
 
-def _per_part_lists(body: str, b: "_Builder") -> tuple[list[int], str]:
-    """Each list that the words around it say is one value per stage, level or branch, as one list setting."""
-    made, spans = [], []
-    for m in _PER_PART_LIST.finditer(body):
-        if not _PART_WORDS.search(body[max(0, m.start() - 60) : m.end() + 30]):
-            continue
-        names = _PER_PART_NAMES[re.sub(r"\s+", " ", m.group("unit").lower())]
-        made.append(b.add(ValueCheck(name=names[0], names=names, expect=[int(v) for v in re.findall(r"\d+", m.group("list"))])))
-        spans.append(m.span())
-    return made, _blank_spans(body, spans)
+def _per_part_list(m: re.Match) -> list[ValueCheck]:
+    """The list as one list setting, when the words around it say it is one value per stage, level or branch."""
+    if not _PART_WORDS.search(m.string[max(0, m.start() - 60) : m.end() + 30]):
+        return []
+    names = _PER_PART_NAMES[re.sub(r"\s+", " ", m.group("unit").lower())]
+    return [ValueCheck(name=names[0], names=names, expect=[int(v) for v in re.findall(r"\d+", m.group("list"))])]
 
 
 # "warmup over the first 5% of steps": a warmup given as a share of the run
@@ -588,13 +580,26 @@ def _decay_factor(m: re.Match) -> list[tuple[str, Any]]:
     if m.group("halved"):
         rate: Any = 0.5
     elif m.group("div"):
-        rate = numbers.to_number(1 / int(m.group("div"))) if int(m.group("div")) > 1 else None
+        rate = _divided_by(m.group("div"))
     else:
         rate = numbers.parse_number(m.group("rate"))
     if rate is None:
         return []
     every = numbers.parse_value(m.group("every") or "")
     return [("lr_decay_rate", rate)] + ([("lr_step_size", every)] if isinstance(every, (int, float)) and not isinstance(every, bool) else [])
+
+
+def _divided_by(divisor: str) -> float | None:
+    """The factor "divided by 10" multiplies by (0.1); none for a divisor below 2."""
+    return numbers.to_number(1 / int(divisor)) if int(divisor) > 1 else None
+
+
+def _divided_sign(m: re.Match) -> list[tuple[str, Any]]:
+    rate = _divided_by(m.group("div"))
+    if rate is None:
+        return []
+    points = [numbers.parse_value(v.strip()) for v in m.group("at").split(",")] if m.group("at") else []
+    return [("lr_decay_rate", rate)] + ([("lr_milestones", points)] if points else [])
 
 
 def _decay_factor_span(m: re.Match) -> tuple[int, int]:
@@ -2375,13 +2380,17 @@ def _listed_metrics(text: str) -> list[tuple[str, str]]:
             _, where = _metric_qualifier(match.group("list").strip())
             out.extend([("", where)] if where else [])
             continue
-        items = [i.strip() for i in re.split(r",|\band\b|\bor\b", match.group("list"))]
-        items = [re.sub(r"^(?:the|a|an|four|three|two|both)\s+", "", i, flags=re.IGNORECASE) for i in items if i]
-        split = [_metric_qualifier(i) for i in items]
-        good = [(m.rstrip("."), q) for m, q in split if _METRIC_ITEM.match(m) and not re.search(r"(?<![\w\-@.])\d", m)]
-        if good and len(good) == len(items):
-            out.extend(good)
+        out.extend(_metric_items(match.group("list")) or [])
     return out
+
+
+def _metric_items(listed: str) -> list[tuple[str, str]] | None:
+    """(name, qualifier) of every item of a metric list, or None when one of them is no metric's name."""
+    items = [i.strip() for i in re.split(r",|\band\b|\bor\b", listed)]
+    items = [re.sub(r"^(?:the|a|an|four|three|two|both)\s+", "", i, flags=re.IGNORECASE) for i in items if i]
+    split = [_metric_qualifier(i) for i in items]
+    good = [(m.rstrip("."), q) for m, q in split if _METRIC_ITEM.match(m) and not re.search(r"(?<![\w\-@.])\d", m)]
+    return good if good and len(good) == len(items) else None
 
 
 def _metric_lists_across_fragments(text: str) -> list[tuple[list[str], tuple[int, int]]]:
@@ -2393,12 +2402,11 @@ def _metric_lists_across_fragments(text: str) -> list[tuple[list[str], tuple[int
         listed = match.group("list")
         if "," not in listed or _STATED_OF_METRICS.match(listed):
             continue  # one fragment reads it already
-        items = [re.sub(r"^(?:the|a|an|four|three|two|both)\s+", "", i.strip(), flags=re.IGNORECASE)
-                 for i in re.split(r",|\band\b|\bor\b", listed) if i.strip()]
-        if not items or any(_metric_qualifier(i)[1] or not _METRIC_ITEM.match(i) or re.search(r"(?<![\w\-@.])\d", i) for i in items):
+        items = _metric_items(listed)
+        if not items or any(qualifier for _, qualifier in items):
             continue
         names = []
-        for item in items:
+        for item, _ in items:
             hits = [h for h in terms.find_protocol_terms(item) if h.category == "metric"]
             name = hits[0].target if hits else item  # "OOD AUROC": the vocabulary's AUROC, as each fragment reads it
             if item.lower() in _NOT_METRICS or not protocol_claims.checkable_metric(name) or any(
