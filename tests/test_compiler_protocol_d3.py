@@ -138,6 +138,9 @@ def test_baseline_lists_in_other_phrasings(text, names):
         ("Houl. Adapter", "Adapter"),
         ("VICON-88M", "VICON"),
         ("FMT-S-6M", "FMT"),
+        ("Pythia-1.4B", "Pythia-1.4B"),  # a public checkpoint's size is part of which baseline it is
+        ("InstructBLIP-7B", "InstructBLIP-7B"),
+        ("OPT-1.3B", "OPT-1.3B"),
         ("FNO's", "FNO"),
         ("do_nothing", "do_nothing"),
         ("linear probing", "Linear probing"),
@@ -592,3 +595,49 @@ def test_a_corrupted_imagenet_is_its_own_benchmark():
 def test_metrics_of_generation_lm_and_forecasting_papers(claim, metric):
     checks = compile_claim(SAU(id="m-D3-001", dimension="D3", claim=claim)).checks
     assert [c.expect for c in checks if c.rule == "metric"] == [metric]
+
+
+@pytest.mark.parametrize(
+    "claim, want",
+    [
+        # a known dataset beside an unlisted one makes a verb's list one of datasets
+        ("We evaluate on VQAv2 test-dev and GQA (accuracy).", [("dataset", "GQA"), ("dataset", "VQAv2"), ("metric", "accuracy")]),
+        ("Pose estimation on MPII, reported as PCKh@0.5.", [("dataset", "MPII"), ("metric", "PCKh@0.5")]),
+        ("Robustness: clean accuracy and robust accuracy under AutoAttack on CIFAR-10.",
+         [("dataset", "CIFAR10"), ("metric", "clean accuracy"), ("metric", "robust accuracy")]),
+        ("Translation quality on FLORES-200 devtest: SacreBLEU, chrF++ and COMET-22.",
+         [("dataset", "FLORES-200"), ("metric", "BLEU"), ("metric", "COMET"), ("metric", "chrF++")]),
+        ("Motor-imagery decoding on BCI Competition IV-2a, reported as Cohen's kappa.",
+         [("dataset", "BCI Competition IV-2a"), ("metric", "Cohen's kappa")]),
+        ("GQA with 8 key-value groups and RoPE.", []),  # grouped-query attention, not the VQA dataset
+        ("the seed is fixed to SEED=42 for every run", []),
+        ("R^2 measures the explained variance of the fit.", [("metric", "R2")]),
+    ],
+)
+def test_vocabulary_of_datasets_and_metrics_across_areas(claim, want):
+    got = sorted((c.rule, c.expect) for c in compiled(claim).checks if c.kind == "protocol" and c.rule in ("dataset", "metric"))
+    assert got == sorted(want)
+
+
+def test_a_pretrained_baseline_keeps_its_size_and_is_decided_by_the_model_it_loads(tmp_path):
+    claim = "Baselines: Pythia-1.4B and OPT-1.3B at matched token counts."
+    checks = [c for c in compiled(claim).checks if c.kind == "protocol" and c.rule == "baseline"]
+    assert [c.name for c in checks] == ["Pythia-1.4B", "OPT-1.3B"]
+    (tmp_path / "sau.yaml").write_text("version: 1\nsaus:\n  - id: b\n    dimension: D3\n    claim: " + json.dumps(claim) + "\n")
+    (tmp_path / "eval.py").write_text(
+        "from transformers import AutoModelForCausalLM\n"
+        "\n"
+        "BASELINES = {'pythia': 'EleutherAI/pythia-410m', 'opt': 'facebook/opt-1.3b'}\n"
+        "\n"
+        "if __name__ == '__main__':\n"
+        "    for key, hub_id in BASELINES.items():\n"
+        "        model = AutoModelForCausalLM.from_pretrained(hub_id)\n"
+    )
+    (verdict,) = run_repo(tmp_path, use_cache=False).verdicts
+    pythia = next(r for r in verdict.checks if "Pythia" in r.message)
+    opt = next(r for r in verdict.checks if "OPT" in r.message)
+    assert (opt.status.value, opt.score) == ("pass", 1.0)
+    assert (pythia.status.value, pythia.score) == ("mismatch", 0.0)  # the 410M model stands in for the 1.4B one
+    assert "pythia-410m" in pythia.message
+    assert [(e.file, e.line) for e in pythia.evidence] == [("eval.py", 3), ("eval.py", 7)]
+    assert (verdict.status.value, verdict.score) == ("partial", 0.5)  # one of two baselines drifted

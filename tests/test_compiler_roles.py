@@ -200,8 +200,9 @@ def test_a_per_device_batch_makes_the_effective_batch_the_global_one():
     assert sorted((n, v) for n, _, v in checks(claim)) == sorted([
         ("learning_rate", 1e-05), ("warmup_ratio", 0.05), ("minibatch_size", 4), ("global_batch_size", 128),
         ("gradient_accumulation_steps", 4), ("max_seq_length", 4096)])
-    # without a per-device batch, the batch a claim states is the one the code's batch_size holds
-    assert checks("global batch size 256") == [("minibatch_size", (), 256)]
+    # a global batch is named so; a repo with no global batch setting is read as its batch_size times its
+    # accumulation steps (tests/test_compiler_area_lexicon.py)
+    assert checks("global batch size 256") == [("global_batch_size", (), 256)]
 
 
 @pytest.mark.parametrize(
@@ -313,7 +314,7 @@ def test_camel_case_config_keys_are_their_snake_case_names():
 @pytest.mark.parametrize(
     ("claim", "names"),
     [
-        ("TD3: policy delay $d = 2$", ("policy_delay", ("d",))),  # the label is a method's name, not a code name
+        ("TD3: policy delay $d = 2$", ("policy_delay", ())),  # the label is a method's name, not a code name
         ("SimPO: β = 2.0", ("beta", ("β",))),
         ("LoRA-XS baseline config: α = 16", ("lora_alpha", ("α",))),
         ("Adam β = 0.9", ("beta1", ("beta", "β"))),  # Adam's first-moment decay, not a KL weight

@@ -48,6 +48,12 @@ def lines(result) -> list[tuple[str, int]]:
     ("ViT-B/16", "ViT-B/32", None),
     ("ResNet-50", "resnet50", "same"),
     ("ResNet-50", "resnet101", None),
+    ("Pythia-1.4B", "EleutherAI/pythia-1.4b", "same"),  # a decimal size is one piece
+    ("Pythia", "EleutherAI/pythia-1.4b", "same"),
+    ("Pythia-410M", "EleutherAI/pythia-1.4b", "variant"),
+    ("OPT-1.3B", "facebook/opt-2.7b", "variant"),
+    ("Qwen2.5-7B", "Qwen/Qwen2.5-7B", "same"),
+    ("Qwen2.5-7B", "Qwen/Qwen2-7B", None),
 ])
 def test_name_relation(expect, found, want):
     names = Names(load_rule("model"))
@@ -299,3 +305,42 @@ def test_a_hydra_target_no_code_instantiates_says_nothing():
     result = run(code, "Llama-3.2 3B", files={"configs/unused.yaml": config})
     assert (result.status.value, result.score) == ("pass", 1.0)
     assert all(f != "configs/unused.yaml" for f, _ in lines(result))
+
+
+def test_a_registry_of_hub_ids_a_loop_runs_names_each_model_it_holds():
+    code = """
+        from transformers import AutoModelForCausalLM
+
+        MODELS = {"pythia": "EleutherAI/pythia-1.4b", "opt": "facebook/opt-1.3b"}
+
+        def evaluate(key):
+            return AutoModelForCausalLM.from_pretrained(MODELS[key])
+
+        for key in MODELS.keys():
+            evaluate(key)
+    """
+    for expect in ("Pythia-1.4B", "OPT-1.3B"):
+        result = run(code, expect)
+        assert (result.status.value, result.score) == ("pass", 1.0), result.message
+        assert lines(result) == [("train.py", 4), ("train.py", 7)]
+    other = run(code, "OPT-6.7B")
+    assert (other.status.value, other.score) == ("mismatch", 0.0)
+    items = """
+        from transformers import AutoModel
+
+        ENCODERS = {"small": "bert-base-uncased", "large": "roberta-large"}
+        models = {key: AutoModel.from_pretrained(hub) for key, hub in ENCODERS.items()}
+    """
+    result = run(items, "RoBERTa-large")
+    assert (result.status.value, result.score) == ("pass", 1.0)
+    assert lines(result) == [("train.py", 4), ("train.py", 5)]
+    picked = """
+        import argparse
+        from transformers import AutoModel
+
+        ENCODERS = {"small": "bert-base-uncased", "large": "roberta-large"}
+        args = argparse.ArgumentParser().parse_args()
+        model = AutoModel.from_pretrained(ENCODERS[args.size])
+    """
+    unknown = run(picked, "RoBERTa-large")  # which entry a flag picks is not a loop over all of them
+    assert (unknown.status.value, unknown.score) == ("unverified", None)

@@ -73,6 +73,10 @@ def _check_names(
     names = check.all_names()
     label = names[0]
     res = resolver.resolve(names, check.scope)
+    if not (res.top or res.unresolved) and resolver.lexicon.describe(label) == "global_batch_size":
+        names = [*names, "minibatch_size"]  # no global batch in the code: the batch a step sees, times its accumulation
+        res = resolver.resolve(names, check.scope)
+    grade_is_default = grade is None
     if grade is None:
         grade = lambda actual, library_default=False: compare(  # noqa: E731
             check.expect, _square_size(names, check.expect, actual), check.tolerance, library_default=library_default
@@ -86,6 +90,13 @@ def _check_names(
         graded = [(c, grade(c.value)) for c in res.top]
         best, (status, score, reason) = max(graded, key=lambda g: g[1][1])
         message = f"{best.binding.name} = {fmt(best.value)} ({_provenance(ctx, best, res.overridden)})"
+        accumulated = _accumulated_batch(names, check, resolver, best) if status is not Status.pass_ and grade_is_default else None
+        if accumulated is not None:  # 64 per step x 8 accumulated steps is the 512 claimed: the effective batch is graded
+            effective = best.value * accumulated.value
+            status, score, reason = grade(effective)
+            message += (f" x {accumulated.binding.name} = {fmt(accumulated.value)} ({_provenance(ctx, accumulated, [])}) "
+                        f"= {fmt(effective)}" + (", the effective batch claimed" if status is Status.pass_ else " in effect"))
+            context = context + [_evidence(ctx, _source_link(accumulated), "effective")]
         others = sorted({fmt(c.value) for c, _ in graded if c is not best and not _same(c.value, best.value)})
         if status is not Status.pass_:
             message += f"; claimed {_claimed_text(check, claimed)}: {reason}"
@@ -232,6 +243,25 @@ def _one_value(res: Resolution) -> tuple[Any, Link] | None:
 
 # Settings whose one number means a square: ``image_size = 256`` is a 256×256 image.
 SQUARE_SIZE_NAMES = frozenset({"image_size", "img_size", "resolution", "crop_size", "input_size"})
+
+
+_BATCH_NAMES = frozenset({"minibatch_size", "global_batch_size"})
+
+
+def _accumulated_batch(names: list[str], check: ValueCheck, resolver: ValueResolver, best: Any) -> Any:
+    """The accumulation steps (a candidate whose value is the factor) that turn the batch a step sees into the
+    batch in effect, which is what a paper's batch size means (``batch_size=64`` with ``gradient_accumulation_steps=8``
+    is 512), or None. Devices are not counted: how many a run gets is a launch fact, not a setting the code holds."""
+    expect, actual = check.expect, best.value
+    if not (isinstance(expect, int) and isinstance(actual, int)) or isinstance(expect, bool) or isinstance(actual, bool):
+        return None
+    if not 0 < actual < expect or resolver.lexicon.describe(names[0]) not in _BATCH_NAMES:
+        return None
+    steps = resolver.resolve(["gradient_accumulation_steps"], check.scope).top
+    if len({repr(c.value) for c in steps}) != 1:
+        return None  # none, or several values at one precedence: which one a run uses is not known
+    factor = steps[0].value
+    return steps[0] if isinstance(factor, int) and not isinstance(factor, bool) and factor > 1 else None
 
 
 def _square_size(names: list[str], expect: Any, actual: Any) -> Any:

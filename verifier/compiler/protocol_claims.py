@@ -51,6 +51,7 @@ _NAME_TOKEN = re.compile(
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+$")  # "wav2vec 2.0", "YOLO v5.1": a release, part of the name
 _QUANTITY = re.compile(r"^(?![123]D$)[-+~]?\d[\d.,\-]*[A-Za-z%]{0,3}(?:/\w+)?$")  # 8, 29.46GB, 0.77-0.86GB, 16M, 2x
 _SIZE_SUFFIX = re.compile(r"-\d+(?:\.\d+)?[KMB](?:/\w+)?$")
+_BILLIONS = re.compile(r"-\d+(?:\.\d+)?B$")
 _TITLE_WORDS = frozenset(
     "comparison analysis evaluation study ablation table figure section results result benchmark experiment "
     "experiments setup protocol".split()
@@ -92,7 +93,9 @@ def baseline_name(item: str) -> str | None:
         return named[lowered]
     text = _FAMILY_TAIL.sub("", text).strip()
     text = re.sub(r"'s$", "", _ABBREVIATED.sub(" ", f" {text}").strip())
-    if _SIZE_SUFFIX.search(text):  # "VICON-88M", "FMT-S-6M": the model's size is not part of its name
+    if _SIZE_SUFFIX.search(text) and not (_model_patterns()[0].fullmatch(text) or _BILLIONS.search(text)):
+        # "VICON-88M", "FMT-S-6M": a method's size is not part of its name; a public checkpoint's is ("Pythia-1.4B",
+        # "Canary-1B": a size in billions is a released model's)
         text = re.sub(r"-(?:XXS|XS|S|B|M|L|XL|XXL|H|G)$", "", _SIZE_SUFFIX.sub("", text))
     lowered = _norm(text)
     if lowered in named:
@@ -942,6 +945,8 @@ class DatasetList:
 
 def _looks_like_dataset(name: str) -> bool:
     first = name.split()[0]
+    if not re.search(r"[A-Za-z]{2}", name):
+        return False  # "70/15/15", "80:10:10": a split, not a name
     if not (re.search(r"\d", first) or len(re.findall(r"[A-Z]", first)) >= 2) or len(name) < 3:
         return False  # "Evaluate PEFT methods": a sentence's first word, not a name
     if re.match(r"[\d.,]+[kKMB]?(?:$|[x×\s]|-(?:fold|shot|way)\b)", name) or "§" in context_mask(name):
@@ -965,7 +970,7 @@ def context_mask(text: str) -> str:
 
 def find_dataset_lists(text: str) -> DatasetList:
     """Datasets the vocabulary does not know, from the lists a data cue introduces; a list introduced by a verb
-    ("evaluate on") counts only when two of its items look like datasets."""
+    ("evaluate on") counts only when two of its items look like datasets or are known ones."""
     names: list[str] = []
     spans: list[tuple[int, int]] = []
     for cue in _DATA_CUE.finditer(text):
@@ -983,6 +988,7 @@ def find_dataset_lists(text: str) -> DatasetList:
             groups += more
             end = nxt
         found: list[tuple[str, tuple[int, int] | None]] = []
+        known = 0  # "VQAv2 and GQA": a known dataset beside it makes the list one of datasets too
         for a, b in groups:
             group = text[a:b]
             offset = 0
@@ -994,9 +1000,11 @@ def find_dataset_lists(text: str) -> DatasetList:
                 elif match and _looks_like_dataset(name := match.group("name")):
                     plain = _SPLIT_TAIL.match(part.strip()[match.end() :])
                     found.append((name, _trimmed(text, a + offset, a + offset + len(part)) if plain else None))
+                elif match and _known_dataset(match.group("name")):
+                    known += 1
                 offset += len(part)
         label = (cue.group("label") or "").lower()
-        if found and ((label and not label.startswith("eval")) or len(found) >= 2):  # "Evaluation:" lists metrics too
+        if found and ((label and not label.startswith("eval")) or len(found) + known >= 2):  # "Evaluation:" lists metrics too
             names.extend(n for n, _ in found if n not in names)
             spans.extend(s for _, s in found if s)
     return DatasetList(names, spans)

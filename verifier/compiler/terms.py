@@ -390,8 +390,43 @@ _MODIFIER_PREFIXES = frozenset(
 
 def find_apis(text: str) -> list[ApiHit]:
     """Optimizer, activation, normalisation, scheduler, layer and loss names in the text; not a piece of an
-    identifier ("lambda_VAE", "resnet_block_groups" name a setting, not the layer)."""
-    return [h for h in _scan(text, _api_table()) if not glued(text, h.start, h.end)]
+    identifier ("lambda_VAE", "resnet_block_groups" name a setting, not the layer). A library function written
+    out (``torch.cumprod``, ``F.logsigmoid(...)``, ``np.argsort``) is one too, where the table names none there."""
+    named = [h for h in _scan(text, _api_table()) if not glued(text, h.start, h.end)]
+    written = [h for h in _written_calls(text) if not any(n.start < h.end and h.start < n.end for n in named)]
+    return sorted(named + written, key=lambda h: h.start)
+
+
+# A library call written out in a claim: `torch.logcumsumexp`, `F.logsigmoid(x)`, `jnp.cumprod`, `x.requires_grad_(True)`.
+_WRITTEN_CALL = re.compile(
+    r"(?<![\w.])(?P<head>torch|F|nn|np|numpy|jnp|jax|scipy|optax|tf|math)\.(?P<rest>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<paren>\()?"
+    r"|(?<![\w])\.?(?P<inplace>[a-z][a-z0-9]*(?:_[a-z0-9]+)*_)\("
+)
+_LIBRARY_PREFIX = {"F": "torch.nn.functional", "nn": "torch.nn", "np": "numpy", "jnp": "jax.numpy", "tf": "tensorflow"}
+# Attributes that are not functions (dtypes, constants) and namespaces (a module is not a call).
+_NOT_CALLS = frozenset(
+    "float16 float32 float64 bfloat16 half float double int8 int16 int32 int64 uint8 long bool complex64 complex128 "
+    "inf nan pi e newaxis device dtype tensor_type nn optim cuda distributed utils autograd linalg fft random special "
+    "distributions functional data amp jit onnx backends hub testing sparse numpy lax tree_util".split()
+)
+
+
+def _written_calls(text: str) -> list[ApiHit]:
+    out = []
+    for match in _WRITTEN_CALL.finditer(text):
+        if match.group("inplace"):  # `requires_grad_(True)`, `normal_(...)`: an in-place tensor method
+            leaf = match.group("inplace")
+            out.append(ApiHit("tensor_ops", leaf, leaf, match.start("inplace"), match.end("inplace")))
+            continue
+        rest = match.group("rest").rstrip(".")
+        leaf = rest.rsplit(".", 1)[-1]
+        if leaf in _NOT_CALLS or (not match.group("paren") and leaf[:1].isupper() and leaf.isupper()):
+            continue  # `torch.bfloat16`, `torch.linalg`: no call
+        qualified = f"{_LIBRARY_PREFIX.get(match.group('head'), match.group('head'))}.{rest}"
+        # a tensor method is called on the tensor as often as through the module (`x.cumprod(0)`)
+        target = qualified if leaf[:1].isupper() else f"{qualified} | {leaf}"
+        out.append(ApiHit("tensor_ops", text[match.start() : match.end("rest")], target, match.start(), match.end("rest")))
+    return out
 
 
 def glued(text: str, start: int, end: int) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from verifier.analysis.protocol.common import (
     const_str,
@@ -159,8 +159,26 @@ def evaluate(params: dict, ctx, scope: str | None, rule: dict) -> CheckResult:
         return CheckResult.failed(KIND, Status.stub, f"baseline {name} is a placeholder ({tax.reason})",
                                   sorted_evidence([evidence(ctx, impl.file, impl.node.lineno, "stub",
                                                             end=getattr(impl.node, "end_lineno", None))]))
+    loaded = _loaded_model(name, ctx, scope)
+    if loaded is not None:
+        return loaded
     seen = mentions(ctx, words)
     if seen:
         return CheckResult.failed(KIND, Status.missing, f"baseline {name} is only mentioned; nothing implements it", seen,
                                   taxonomy="mention")
     return CheckResult.failed(KIND, Status.missing, f"no implementation of baseline {name}", [])
+
+
+def _loaded_model(name: str, ctx, scope: str | None) -> CheckResult | None:
+    """A pretrained model compared as a baseline ("Pythia-1.4B", "OPT") runs by being loaded, not by a class of
+    the repo's named after it: the model rule decides it (another size or tuning of the family is a mismatch).
+    A loader whose model name cannot be read leaves a sized name undecided, not missing."""
+    from verifier.analysis.protocol import load_rule
+    from verifier.analysis.protocol import model as model_rule
+
+    result = model_rule.evaluate({"expect": name}, ctx, scope, load_rule("model") or {})
+    if result.status in (Status.pass_, Status.mismatch):
+        return replace(result, message=f"baseline {name}: {result.message}")
+    if result.status is Status.unverified and model_rule.sized(name):
+        return replace(result, message=f"baseline {name} may be loaded as a pretrained model: {result.message}")
+    return None

@@ -38,8 +38,8 @@ from verifier.results import CheckResult, Status
 
 KIND = "protocol"
 
-_PIECES = re.compile(r"[a-z]+|\d+(?:[a-z]+\d*)*")
-_SIZE = re.compile(r"\d+(?:x\d+)?[bmkt]|\d+e\d*b?")
+_PIECES = re.compile(r"\d+\.\d+[bmkt](?![a-z])|[a-z]+|\d+(?:[a-z]+\d*)*")  # a decimal size is one piece: 1.4b
+_SIZE = re.compile(r"\d+(?:\.\d+)?(?:x\d+)?[bmkt]|\d+e\d*b?")
 # ``mini`` is not among them: ``gpt-4o-mini`` is another model, not a size of ``gpt-4o``.
 _NAMED_SIZES = frozenset("tiny small base medium large xl xxl huge giant".split())
 _DATE = re.compile(r"20\d{6}")
@@ -80,8 +80,14 @@ def _strip(name: str, timm: bool = False) -> str:
 
 
 def pieces(name: str) -> list[str]:
-    """``Llama-3.2 3B`` -> [llama, 3, 2, 3b]; ``gpt-4o-mini`` -> [gpt, 4o, mini]; ``t5-base`` -> [t, 5, base]."""
+    """``Llama-3.2 3B`` -> [llama, 3, 2, 3b]; ``gpt-4o-mini`` -> [gpt, 4o, mini]; ``t5-base`` -> [t, 5, base];
+    ``pythia-1.4b`` -> [pythia, 1.4b]."""
     return _PIECES.findall(name.lower())
+
+
+def sized(name: str) -> bool:
+    """Does the name carry a model size ("Pythia-1.4B", "Llama-3.2 3B", "BERT-base")?"""
+    return any(_is_size(p) for p in pieces(name))
 
 
 def _is_size(piece: str) -> bool:
@@ -340,8 +346,18 @@ def _hydra_uses(ctx, scope: str | None, lex: dict) -> list[Use]:
 
 def _strings(ctx, view, fn, expr: ast.expr, line: int, depth: int):
     """The model names an argument can hold: [(text, setting it came from, list element/call site)], or None."""
+    nodes = walk_list(fn.node) if fn is not None else tree_nodes(ctx, view)
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Name):
+        table = _string_table(ctx, view, fn, expr.value, line)  # MODELS[name] in `for name in MODELS:`
+        keys = _strings(ctx, view, fn, expr.slice, line, depth) if table else None
+        if keys and all(k in table[0] for k, _, _ in keys):
+            return [(table[0][k], via, origin or (view.path, table[1])) for k, via, origin in keys]
     if isinstance(expr, ast.Name):
-        loop = _loop_over(walk_list(fn.node) if fn is not None else tree_nodes(ctx, view), expr.id, line)
+        registry = _items_loop(nodes, expr.id, line)  # `for key, hub_id in MODELS.items():`
+        table = _string_table(ctx, view, fn, registry, line) if registry is not None else None
+        if table:
+            return [(v, None, (view.path, table[1])) for v in table[0].values()]
+        loop = _loop_over(nodes, expr.id, line)
         if loop is not None:
             return _elements(ctx, view, fn, loop, line)
         if fn is not None and expr.id in fn.params and not _assigned(fn.node, expr.id, line):
@@ -355,6 +371,11 @@ def _strings(ctx, view, fn, expr: ast.expr, line: int, depth: int):
 
 
 def _elements(ctx, view, fn, iterable: ast.expr, line: int):
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "keys" and not iterable.args:
+        iterable = iterable.func.value
+    table = _string_table(ctx, view, fn, iterable, line)
+    if table:  # `for name in MODELS:` over a registry: its keys
+        return [(k, None, (view.path, table[1])) for k in table[0]]
     resolver = Resolver(ctx, view, fn.node.body if fn else None)
     value = resolver.value(iterable, line=line)
     via = resolver.trail[-1] if resolver.trail else None
@@ -365,6 +386,40 @@ def _elements(ctx, view, fn, iterable: ast.expr, line: int):
         origin = (via.file, via.line) if via else (view.path, (bound or iterable).lineno)
         return [(v, via, origin) for v in value]
     return None
+
+
+def _string_table(ctx, view, fn, expr: ast.expr, line: int) -> tuple[dict[str, str], int] | None:
+    """A name bound to a dict literal of strings (``MODELS = {"pythia": "EleutherAI/pythia-1.4b"}``): (the dict,
+    its line). A registry of baselines a loop runs in turn names every model it holds."""
+    if not isinstance(expr, ast.Name):
+        return None
+    node = assigned_before(ctx, fn.node.body if fn else [], expr.id, line) or assigned_before(ctx, view.tree.body, expr.id, 10**9)
+    if not isinstance(node, ast.Dict) or not node.keys:
+        return None
+    table = {}
+    for key, value in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(value, ast.Constant)
+                and isinstance(value.value, str)):
+            return None
+        table[key.value] = value.value
+    return table, node.lineno
+
+
+def _items_loop(nodes, name: str, line: int) -> ast.expr | None:
+    """The dict of a ``for key, <name> in D.items()`` loop (or comprehension) enclosing ``line``."""
+    found = None
+    for sub in nodes:
+        start = getattr(sub, "lineno", None)
+        if start is None or not start <= line <= (getattr(sub, "end_lineno", None) or start):
+            continue
+        pairs = [(sub.target, sub.iter)] if isinstance(sub, (ast.For, ast.AsyncFor)) else [
+            (g.target, g.iter) for g in getattr(sub, "generators", [])]
+        for target, iterable in pairs:
+            if (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name)
+                    and target.elts[1].id == name and isinstance(iterable, ast.Call) and not iterable.args
+                    and isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "items"):
+                found = iterable.func.value
+    return found
 
 
 def _loop_over(nodes, name: str, line: int) -> ast.expr | None:
