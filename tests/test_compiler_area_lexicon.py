@@ -45,6 +45,24 @@ def calls(claim: str, dimension: str = "D2") -> list[str]:
         ("ClusterGCN: numLayers=3, hiddenChannels=256", [("num_layers", 3), ("hidden_size", 256)]),
         # the batch a speed measurement runs at, named in an earlier fragment of its sentence
         ("latency is measured end to end, with TensorRT FP16 at batch size 1", [("eval_batch_size", 1)]),
+        ("a 256 batch size balances convergence speed", [("minibatch_size", 256)]),  # a speed that is no measurement
+        ("attention dropout 0.2, FFN dropout 0.1", [("attention_dropout", 0.2), ("ffn_dropout", 0.1)]),
+        ("decoded with beam search of width 3", [("num_beams", 3)]),
+        ("hidden size 512, 8 heads", [("hidden_size", 512), ("num_heads", 8)]),  # a width that is no beam's
+        ("batch-norm momentum 0.99, SGD momentum 0.9", [("bn_momentum", 0.99), ("momentum", 0.9)]),
+        # a step count that is a window's or an adaptation's is not the run's training steps
+        ("Adam at 1e-3: input window of 512 steps", [("learning_rate", 0.001), ("lookback_window", 512)]),
+        ("Adam lr 4e-4, dead-feature window 25k steps", [("learning_rate", 0.0004)]),
+        ("Adam lr 1e-3, 1 gradient step per batch", [("learning_rate", 0.001)]),
+        ("eval every 50K steps, save every 1000 steps, log every 100 steps",
+         [("eval_interval", 50000), ("save_interval", 1000), ("log_interval", 100)]),
+        ("under 5-fold cross-validation", [("num_folds", 5)]),
+        # an adversarial attack's own step size, steps and norm; a negative sampler's "self-adversarial" temperature
+        ("PGD-AT: L∞ ε=8/255, step α=2/255, 10 steps w/ random start, SGD lr 0.1",
+         [("attack_epsilon", 8 / 255), ("attack_step_size", 2 / 255), ("attack_steps", 10), ("learning_rate", 0.1)]),
+        ("RotatE: self-adversarial sampling temp α = 1.0", [("adversarial_temperature", 1.0)]),
+        ("TD3: policy noise 0.2 (clip 0.5)", [("noise_clip", 0.5), ("noise_std", 0.2)]),
+        ("heatmaps drawn with a Gaussian of σ = 2", [("heatmap_sigma", 2)]),
     ],
 )
 def test_settings_of_more_areas_get_their_canonical_names(claim, expected):
@@ -160,3 +178,26 @@ def test_an_effective_batch_is_the_batch_times_its_accumulation_steps(tmp_path, 
     lines = {(e.file, e.line) for e in verdict.evidence}
     assert ("train.py", 7) in lines  # the batch_size option
     assert (("train.py", 8) in lines) == (checks[0].expect == 512)  # the accumulation steps, when they are read
+
+
+@pytest.mark.parametrize(
+    ("claim", "rule", "names"),
+    [
+        ("baselines: the Cox proportional-hazards model (CoxPH), random survival forests (RSF) and DeepSurv",
+         "baseline", ["CoxPH", "RSF", "DeepSurv"]),  # a spelled-out method by its short name
+        ("the U-Net, VAE and text encoder of Stable Diffusion 1.5 stay frozen; 3,000 steps",
+         "frozen", ["unet", "vae", "text_encoder"]),  # a list the commas cut into fragments
+        ("Starting from the SFT checkpoint, which also serves as the frozen reference policy, we run DPO",
+         "frozen", ["ref_model"]),
+    ],
+)
+def test_protocol_parts_named_in_lists_and_long_forms(claim, rule, names):
+    checks = [c for c in compiled(claim, "D3").checks if c.kind == "protocol" and c.rule == rule]
+    assert [c.name for c in checks] == names
+
+
+def test_an_attack_norm_is_no_max_error_metric():
+    metrics = [c.expect for c in compiled("PGD-AT: L∞ ε=8/255", "D3").checks if c.kind == "protocol" and c.rule == "metric"]
+    assert metrics == []
+    errors = [c.expect for c in compiled("metrics: relative L2 and L∞ errors", "D3").checks if c.kind == "protocol"]
+    assert errors == ["relative L2 error", "max error"]

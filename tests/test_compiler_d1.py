@@ -451,7 +451,7 @@ def test_the_same_words_after_one_value_are_left_for_the_judge():
         ("dropout 50", []),
         # a release year is part of the data's name
         ("trained on ImageNet 2012 for 90 epochs", [("epochs", 90)]),
-        ("5-fold cross-validation on the BraTS 2021 training cases", []),
+        ("5-fold cross-validation on the BraTS 2021 training cases", [("num_folds", 5)]),  # the folds; the year is the data's name
         # a length of time is no clip range, no class count
         ("a 3-second reference clip", []),
         ("clip 0.2", [("clip_range", 0.2)]),

@@ -1677,9 +1677,9 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             points.append((q, body[: q.start]))
             last_end = q.end
             continue  # "divided by 10 at epochs 30, 60 and 80": when, not how much
-        interval = re.search(r"\b(?P<verb>[a-z]+ed)\s+every\s*$", before)
-        if interval and isinstance(q.value, int) and _INTERVAL_VERBS.get(interval.group("verb")):
-            verb = interval.group("verb")
+        interval = re.search(r"\b(?P<verb>[a-z]+)\s+every\s*$", before, re.IGNORECASE)
+        if interval and isinstance(q.value, int) and _INTERVAL_VERBS.get(interval.group("verb").lower()):
+            verb = interval.group("verb").lower()
             target = verb in _TARGET_SYNC_VERBS and re.search(r"\btarget\b", before[: interval.start()], re.IGNORECASE)
             made.append(b.add(_value_check("target_update_interval" if target else _INTERVAL_VERBS[verb], q.value)))  # "evaluated every 500 steps"
             last_end = q.end
@@ -1956,7 +1956,10 @@ _INTERVAL_VERBS = {
     "evaluated": "eval_interval", "validated": "eval_interval", "saved": "save_interval", "checkpointed": "save_interval",
     "logged": "log_interval", "recomputed": "update_interval", "updated": "update_interval", "refreshed": "update_interval",
     "synchronized": "sync_interval", "synced": "sync_interval", "resampled": "resample_interval",
-}  # fmt: skip  # "rankings recomputed every 1,000 interactions" -> update_interval
+    "eval": "eval_interval", "evaluate": "eval_interval", "evaluation": "eval_interval", "validate": "eval_interval",
+    "validation": "eval_interval", "save": "save_interval", "checkpoint": "save_interval", "log": "log_interval",
+    "logging": "log_interval",
+}  # fmt: skip  # "rankings recomputed every 1,000 interactions" -> update_interval; "eval every 50K steps" -> eval_interval
 _NEUTRAL_COUNT_MODIFIERS = frozenset(
     "training total gradient optimization optimisation optimizer optimiser update environment agent more additional "
     "further extra full whole consecutive sequential successive random independent separate different distinct "
@@ -2209,7 +2212,7 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
     # in D2 a frozen part is typed only from a statement that is the whole fragment (method_claims). A
     # baseline's or an ablation's frozen parts are not the main method's, in any dimension.
     if dimension != Dimension.methodological and not method_claims.describes_variant(b.claim):
-        for name in _frozen_targets(lowered):
+        for name in _frozen_targets(lowered, b.claim.lower()):
             out.append(b.add(ProtocolCheck(rule="frozen", name=name)))
         for expect, dataset in _augmentations(text, b.claim, {h.target for h in found if h.category == "dataset"}):
             extra = {"dataset": dataset} if dataset else {}
@@ -2298,11 +2301,30 @@ def _augmentation_regexes() -> tuple[tuple[re.Pattern, list[str]], ...]:
     return tuple(out)
 
 
-def _frozen_targets(lowered: str) -> list[str]:
-    """"frozen backbone", "the text encoder is kept frozen" -> the code names of rules' ``frozen_targets``."""
+def _frozen_targets(lowered: str, sentence: str = "") -> list[str]:
+    """"frozen backbone", "the text encoder is kept frozen" -> the code names of rules' ``frozen_targets``; and the
+    parts a list says stay frozen ("the U-Net, VAE and text encoder of SD 1.5 stay frozen"), read in the whole
+    ``sentence`` when this fragment holds the list's end (its commas cut the list into fragments)."""
     if "froz" not in lowered and "freez" not in lowered:
         return []
-    return [code_name for regex, code_name in _frozen_regexes() if regex.search(lowered)]
+    found = [code_name for regex, code_name in _frozen_regexes() if regex.search(lowered)]
+    targets = terms.protocol_mapping("frozen_targets")
+    for clause in _FROZEN_LIST.finditer(sentence or lowered):
+        if sentence and lowered.strip() not in clause.group(0):
+            continue  # another fragment's list
+        for item in re.split(r",\s*(?:and\s+)?|\s+and\s+", clause.group("items")):
+            words = re.sub(r"\s+of\s+.*$", "", item.strip()).split()
+            hit = next((" ".join(words[i:]) for i in range(len(words)) if " ".join(words[i:]) in targets), None)
+            if hit and targets[hit] not in found:
+                found.append(targets[hit])
+    return found
+
+
+# "A, B and C (of X) stay frozen": the parts, each to be looked up whole (the last words of an item: "the U-Net")
+_FROZEN_LIST = re.compile(
+    r"(?P<items>(?:[\w\-]+\s+){0,3}[\w\-]+(?:,\s*(?:and\s+)?(?:[\w\-.]+\s+){0,5}[\w\-.]+)*?"
+    r"\s+and\s+(?:[\w\-.]+\s+){0,6}[\w\-.]+)\s+(?:is|are|stay|stays|remain|remains|was|were|kept)\s+(?:kept\s+)?frozen\b"
+)
 
 
 @functools.cache

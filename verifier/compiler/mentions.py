@@ -55,7 +55,13 @@ def not_a_metric(text: str, hit: terms.ApiHit) -> bool:
         or bool(_PURPOSE_BEFORE.search(before[-40:]))
         or bool(_RESULT_AFTER.match(text, hit.end))
         or bool(_RESULT_BEFORE.search(before))
+        or (hit.target == "max error" and bool(_THREAT_MODEL.match(text, hit.end)))
     )
+
+
+# "L∞ ε = 8/255", "an L-inf ball of radius 0.03", "Linf PGD": an attack's norm, not the max-error metric
+_THREAT_MODEL = re.compile(r"[\s\-]*(?:[εϵ]|eps(?:ilon)?\b|norm\b|ball\b|bound\b|threat|attack|perturbation|pgd\b|fgsm\b|adversar|robust)",
+                           re.IGNORECASE)
 
 
 def without_purpose(text: str) -> str:

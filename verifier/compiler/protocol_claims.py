@@ -52,6 +52,7 @@ _VERSION = re.compile(r"^v?\d+(?:\.\d+)+$")  # "wav2vec 2.0", "YOLO v5.1": a rel
 _QUANTITY = re.compile(r"^(?![123]D$)[-+~]?\d[\d.,\-]*[A-Za-z%]{0,3}(?:/\w+)?$")  # 8, 29.46GB, 0.77-0.86GB, 16M, 2x
 _SIZE_SUFFIX = re.compile(r"-\d+(?:\.\d+)?[KMB](?:/\w+)?$")
 _BILLIONS = re.compile(r"-\d+(?:\.\d+)?B$")
+_SHORT_NAME = re.compile(r"[A-Z][A-Za-z0-9\-+]{1,15}")  # "(CoxPH)", "(RSF)": a spelled-out method's short name
 _TITLE_WORDS = frozenset(
     "comparison analysis evaluation study ablation table figure section results result benchmark experiment "
     "experiments setup protocol".split()
@@ -247,6 +248,9 @@ def _read_list(
             raw = part[: tail.start() - 1] if tail else part
             head, inner = _parenthetical(raw)
             name = baseline_name(head) if head else None
+            if (name is None and head and inner and len(head.split()) >= 2 and _SHORT_NAME.fullmatch(inner.strip())
+                    and len(re.findall(r"[A-Z]", inner)) >= 2):
+                name = baseline_name(inner.strip())  # "the Cox proportional-hazards model (CoxPH)": its short name
             if name is None and labelled and head and _METHOD_ACRONYM.fullmatch(head.strip()) and items:
                 name = head.strip()  # "Baselines: DANN, CDAN and MCC": among methods, MCC is a method, not the metric
             name = (_acronym_of(name, inner) or name) if name else None
