@@ -233,3 +233,20 @@ def test_a_constant_set_after_a_formula_is_not_counted_as_checked_unless_the_cla
     # "adversarial" says which ε: the attack's budget
     named = compiled("FGSM adversarial examples: x_adv = x + ε · sign(∇_x L(θ, x, y)) with ε = 8/255.")
     assert {"name": "attack_epsilon", "expect": 8 / 255} in dumps(named) and named.coverage == "full"
+
+
+@pytest.mark.parametrize(
+    "claim, expects",
+    [
+        # a definition after "with" / "where" / "and" is a formula of its own, not the first one's qualifier
+        ("H(y_hat) = -sum_c p_c * log(p_c) with p = softmax(logits)", ["- sum(p_c * log(p_c))", "softmax(logits)"]),
+        ("the opacity between samples i and i+1 is alpha_i = max((Phi(f_i) - Phi(f_j)) / Phi(f_i), 0) with "
+         "Phi(x) = sigmoid(s * x) and a learnable sharpness s = exp(10 * v)",
+         ["max((Phi(f_i) - Phi(f_j)) / Phi(f_i), 0)", "sigmoid(s * x)", "exp(10 * v)"]),
+        # a constant after the formula stays the constant's (a value, or the judge's)
+        ("L_GP = λ (‖∇D(x̂)‖ − 1)² with λ = 10", []),
+    ],
+)
+def test_each_formula_of_a_fragment_is_a_check(claim, expects):
+    got = [c["expect"] for c in dumps(compiled(claim, "D2")) if "expect" in c and isinstance(c["expect"], str) and c.get("rule") is None]
+    assert got == expects

@@ -2495,6 +2495,19 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
             if not setting:
                 why = why or f"the setting before the formula ('{lead.group('setting').strip()}') is not typed"
             return setting + made, reason or why
+    parts = _FORMULA_JOIN.split(text.strip())
+    if len(parts) > 1 and formulas.find_formula(parts[0]) is None and (lhs := _FORMULA_LHS.search(parts[0])):
+        parts[0] = parts[0][lhs.start() :]  # "the opacity between samples is alpha_i = ...": from the formula on
+    if len(parts) > 1 and all(_computed_formula(formulas.find_formula(p)) for p in parts):
+        # "H = -Σ p log p with p = softmax(z)", "α = ... with Φ(x) = sigmoid(s x) and a sharpness s = exp(10 v)":
+        # each definition is a formula of its own, not the qualifier of the first
+        made, reasons = [], []
+        for part in parts:
+            indices, why = _formula_check(part, b)
+            made += indices
+            reasons += [why] if why else []
+        if made:
+            return made, "; ".join(reasons)
     found = formulas.find_formula(text)
     if found is None:
         return [], ""
@@ -2512,6 +2525,19 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
     return [b.add(check)], f"the formula is typed, not its condition '{found.unchecked}'" if found.unchecked else ""
 
 
+# the seam between two formulas of one fragment: "with", "where" or "and" (and a few words naming the second
+# symbol) before "<symbol> = ...", the second formula's left side
+_FORMULA_JOIN = re.compile(
+    r"(?:\s*,\s*|\s+)(?:with|where|and)\s+(?:(?:a|an|the)\s+)?(?:[a-z][a-z\-]*\s+){0,3}"
+    r"(?=[A-Za-zα-ωΑ-Ω\\][\w\\{}^]*(?:\([^()]*\))?\s*=(?!=))"
+)
+def _computed_formula(found: Any) -> bool:
+    """A formula that computes something: translated, and not a list that only says what a symbol stands for
+    ("where h = [Q, K, V]": notation, which no code computes as written)."""
+    return found is not None and bool(found.expect or found.latex) and not (found.expect or "").startswith("concat(")
+
+
+_FORMULA_LHS = re.compile(r"(?<![\w\\])[A-Za-zα-ωΑ-Ω\\][\w\\{}^]*(?:\([^()]*\))?\s*=(?!=)")
 _SIGMA_APPLIED = re.compile(r"(?:\\sigma|σ|\bsigma)\s*\(")
 _SIGMA_NOT_SIGMOID = re.compile(
     r"(?:\\sigma|σ|\bsigma)\b[^.;]{0,60}?\b(?:standard deviations?|std|spread)\b|"
