@@ -277,6 +277,8 @@ def _same_expression(a: str, b: str) -> bool:
     for opaque in ("round", "floor", "ceil"):
         names[opaque] = sympy.Function(opaque)  # not Python's builtins
     names["min"], names["max"] = sympy.Min, sympy.Max  # "min(Q1, Q2)" as the formula check reads it, not Python's min
+    for special in ("N", "E", "I", "S", "Q", "O", "gamma", "beta", "zeta"):
+        names[special] = sympy.Symbol(special)  # a paper's N, Q, γ: symbols, not SymPy's evalf, unit or gamma function
     names["ReLU"] = names["relu"] = lambda x: sympy.Max(0, x)
     a, b = (re.sub(r"(?<![\w.])lambda(?!\w)", "lam", x) for x in (a, b))  # λ spelled out, as the compiler reads it
     a, b = (re.sub(r"(?<![\w.])(?:epsilon|lambda_)(?!\w)", lambda m: "eps" if m.group(0) == "epsilon" else "lam", x) for x in (a, b))

@@ -63,6 +63,10 @@ def calls(claim: str, dimension: str = "D2") -> list[str]:
         ("RotatE: self-adversarial sampling temp α = 1.0", [("adversarial_temperature", 1.0)]),
         ("TD3: policy noise 0.2 (clip 0.5)", [("noise_clip", 0.5), ("noise_std", 0.2)]),
         ("heatmaps drawn with a Gaussian of σ = 2", [("heatmap_sigma", 2)]),
+        # a part described, then its settings: the part's own; "a decoder with" an LLM's width is the model's
+        ("the predictor is a narrow ViT of depth 12", [("predictor_depth", 12)]),
+        ("ViT-L encoder, decoder of depth 8", [("num_decoder_layers", 8)]),
+        ("a 24-layer decoder with hidden size 2048", [("hidden_size", 2048), ("num_layers", 24)]),
     ],
 )
 def test_settings_of_more_areas_get_their_canonical_names(claim, expected):

@@ -250,3 +250,25 @@ def test_a_constant_set_after_a_formula_is_not_counted_as_checked_unless_the_cla
 def test_each_formula_of_a_fragment_is_a_check(claim, expects):
     got = [c["expect"] for c in dumps(compiled(claim, "D2")) if "expect" in c and isinstance(c["expect"], str) and c.get("rule") is None]
     assert got == expects
+
+
+@pytest.mark.parametrize(
+    "claim, values",
+    [
+        # several constants after one formula: each is read, by its context (an attack's ε and α) or by its own name
+        ("PGD update: x_{t+1} = clip(x_t + alpha * sign(grad_{x_t} L(f(x_t), y)), x - eps, x + eps) with eps = 8/255 "
+         "and alpha = 2/255", [("attack_epsilon", 8 / 255), ("attack_step_size", 2 / 255)]),
+        ("L_G = L_adv + lambda_fm * L_fm + lambda_mel * L_mel with lambda_fm = 2 and lambda_mel = 45",
+         [("lambda_fm", 2), ("lambda_mel", 45)]),
+        # bare symbols no word names stay the judge's, and the fragment says so
+        ("L = -log(exp(s * cos(t + m)) / (exp(s * cos(t + m)) + sum_j exp(s * cos(t_j)))) with s = 64 and m = 0.5", []),
+    ],
+)
+def test_the_constants_after_a_formula(claim, values):
+    result = compiled(claim, "D2")
+    got = [(c["name"], c["expect"]) for c in dumps(result) if c.get("kind", "value") == "value" and "name" in c and "rule" not in c]
+    assert [n for n, _ in got] == [n for n, _ in values]
+    assert all(g == pytest.approx(v) for (_, g), (_, v) in zip(got, values))
+    assert any(c.get("expect") or c.get("latex") for c in dumps(result) if "name" not in c)  # the formula itself
+    if not values:
+        assert any("not the value after it" in f.reason for f in result.fragments)

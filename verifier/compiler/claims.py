@@ -2452,10 +2452,14 @@ _LEAD_SETTING = re.compile(
 
 
 # "L_GP = λ (‖∇D(x̂)‖ − 1)² with λ = 10": the formula, then the value of one of its constants
+_SETTING_TEXT = r"[^\s=;,]{1,12}\s*=\s*[-+]?\d[\d.]*(?:[eE][-+]?\d+)?(?:\s*/\s*\d+)?%?"
 _TRAIL_SETTING = re.compile(
     r"^(?P<formula>[^=;]{1,60}=[^;]+?)(?:\s*,\s*|\s+)(?:with|where)\s+"
-    r"(?P<setting>[^\s=;,]{1,12}\s*=\s*[-+]?\d[\d.]*(?:[eE][-+]?\d+)?(?:\s*/\s*\d+)?%?)\s*$"
-)
+    rf"(?P<setting>{_SETTING_TEXT}(?:\s*(?:,\s*(?:and\s+)?|and\s+){_SETTING_TEXT})*)\s*$"
+)  # "... with eps = 8/255 and alpha = 2/255": each constant of the formula
+
+
+_SUBSCRIPTED = re.compile(r"\s*[A-Za-zα-ωΑ-Ω]\w*_\{?\w+\}?\s*=")  # "lambda_fm =", "s_0 =": a symbol with a name of its own
 
 
 def _formula_constant(setting: str, b: _Builder) -> int | None:
@@ -2483,10 +2487,18 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
         # is checked, the value is the judge's, and the fragment says so instead of counting as typed
         made, reason = _formula_check(trail.group("formula"), b)
         if made:
-            constant = _formula_constant(trail.group("setting"), b)
-            if constant is not None:
-                return [*made, constant], reason
-            return made, reason or f"the formula is typed, not the value after it ('{trail.group('setting').strip()}')"
+            settings = re.findall(_SETTING_TEXT, trail.group("setting"))
+            constants = []
+            for setting in settings:
+                constant = _formula_constant(setting, b)
+                if constant is None and _SUBSCRIPTED.match(setting):
+                    # "with lambda_fm = 2 and lambda_mel = 45", "s_0 = 2": a named constant, read as any setting is
+                    constant = next(iter(_compile_assignment(setting, b)[0]), None)
+                if constant is not None:
+                    constants.append(constant)
+            if len(constants) == len(settings):
+                return [*made, *constants], reason
+            return [*made, *constants], reason or f"the formula is typed, not the value after it ('{trail.group('setting').strip()}')"
     lead = _LEAD_SETTING.match(text.strip())
     if lead and formulas.find_formula(lead.group("formula")) is not None:
         made, reason = _formula_check(lead.group("formula"), b)

@@ -217,6 +217,9 @@ def _part_before(before: str, canonical: str) -> re.Match | None:
     if network and network.group(1) not in _NOT_PARTS:
         return network
     word = re.search(r"(?<![a-z0-9])([a-z]+) $", before)
+    described = _DESCRIBED_PART.search(before)
+    if described and described.group(1) in role_qualifiers():
+        return described  # "a decoder of depth 8 and width 512", "the predictor is a narrow ViT of depth 12"
     if not word:
         return None
     noun = word.group(1)
@@ -225,6 +228,11 @@ def _part_before(before: str, canonical: str) -> re.Match | None:
     if canonical == "learning_rate" and len(noun) >= 3 and noun not in _LR_MODIFIERS | _NOT_PARTS | optimizer_words():
         return word
     return None
+
+
+# a part, what it is, then its settings: "<part> (is a narrow ViT) of <setting> (N and) <setting>"; not "with",
+# which describes the model itself as often ("a 24-layer decoder with hidden size 2048" is the LLM's width)
+_DESCRIBED_PART = re.compile(r"(?<![a-z0-9])([a-z]+)(?: (?:is|being) an?(?: [\w\-/]+){0,3})? of (?:[^,;:()]{0,40}? and )?$")
 
 
 _LR_MODIFIERS = frozenset(
