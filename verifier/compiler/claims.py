@@ -2537,19 +2537,19 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
     return [b.add(check)], f"the formula is typed, not its condition '{found.unchecked}'" if found.unchecked else ""
 
 
-# the seam between two formulas of one fragment: "with", "where" or "and" (and a few words naming the second
-# symbol) before "<symbol> = ...", the second formula's left side
-_FORMULA_JOIN = re.compile(
-    r"(?:\s*,\s*|\s+)(?:with|where|and)\s+(?:(?:a|an|the)\s+)?(?:[a-z][a-z\-]*\s+){0,3}"
-    r"(?=[A-Za-zα-ωΑ-Ω\\][\w\\{}^]*(?:\([^()]*\))?\s*=(?!=))"
-)
+# a formula's left side ("alpha_i =", "Phi_s(x) =", "\\bar{v} ="), and the seam between two formulas of one
+# fragment: "with", "where" or "and" (and a few words naming the second symbol) before the second's left side
+_LHS_TEXT = r"[A-Za-zα-ωΑ-Ω\\][\w\\{}^]*(?:\([^()]*\))?\s*=(?!=)"
+_FORMULA_LHS = re.compile(rf"(?<![\w\\]){_LHS_TEXT}")
+_FORMULA_JOIN = re.compile(rf"(?:\s*,\s*|\s+)(?:with|where|and)\s+(?:(?:a|an|the)\s+)?(?:[a-z][a-z\-]*\s+){{0,3}}(?={_LHS_TEXT})")
+
+
 def _computed_formula(found: Any) -> bool:
     """A formula that computes something: translated, and not a list that only says what a symbol stands for
     ("where h = [Q, K, V]": notation, which no code computes as written)."""
     return found is not None and bool(found.expect or found.latex) and not (found.expect or "").startswith("concat(")
 
 
-_FORMULA_LHS = re.compile(r"(?<![\w\\])[A-Za-zα-ωΑ-Ω\\][\w\\{}^]*(?:\([^()]*\))?\s*=(?!=)")
 _SIGMA_APPLIED = re.compile(r"(?:\\sigma|σ|\bsigma)\s*\(")
 _SIGMA_NOT_SIGMOID = re.compile(
     r"(?:\\sigma|σ|\bsigma)\b[^.;]{0,60}?\b(?:standard deviations?|std|spread)\b|"

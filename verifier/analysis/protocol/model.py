@@ -380,12 +380,15 @@ def _elements(ctx, view, fn, iterable: ast.expr, line: int):
     value = resolver.value(iterable, line=line)
     via = resolver.trail[-1] if resolver.trail else None
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        bound = None
-        if isinstance(iterable, ast.Name):  # the list's own line: ``MODELS = [...]``
-            bound = assigned_before(ctx, fn.node.body if fn else [], iterable.id, line) or assigned_before(ctx, view.tree.body, iterable.id, 10**9)
+        bound = _bound_value(ctx, view, fn, iterable.id, line) if isinstance(iterable, ast.Name) else None  # ``MODELS = [...]``
         origin = (via.file, via.line) if via else (view.path, (bound or iterable).lineno)
         return [(v, via, origin) for v in value]
     return None
+
+
+def _bound_value(ctx, view, fn, name: str, line: int) -> ast.expr | None:
+    """The expression ``name`` was last bound to before ``line``: in the function, else at module level."""
+    return assigned_before(ctx, fn.node.body if fn else [], name, line) or assigned_before(ctx, view.tree.body, name, 10**9)
 
 
 def _string_table(ctx, view, fn, expr: ast.expr, line: int) -> tuple[dict[str, str], int] | None:
@@ -393,7 +396,7 @@ def _string_table(ctx, view, fn, expr: ast.expr, line: int) -> tuple[dict[str, s
     its line). A registry of baselines a loop runs in turn names every model it holds."""
     if not isinstance(expr, ast.Name):
         return None
-    node = assigned_before(ctx, fn.node.body if fn else [], expr.id, line) or assigned_before(ctx, view.tree.body, expr.id, 10**9)
+    node = _bound_value(ctx, view, fn, expr.id, line)
     if not isinstance(node, ast.Dict) or not node.keys:
         return None
     table = {}
@@ -405,37 +408,36 @@ def _string_table(ctx, view, fn, expr: ast.expr, line: int) -> tuple[dict[str, s
     return table, node.lineno
 
 
-def _items_loop(nodes, name: str, line: int) -> ast.expr | None:
-    """The dict of a ``for key, <name> in D.items()`` loop (or comprehension) enclosing ``line``."""
-    found = None
-    for sub in nodes:
-        start = getattr(sub, "lineno", None)
-        if start is None or not start <= line <= (getattr(sub, "end_lineno", None) or start):
-            continue
-        pairs = [(sub.target, sub.iter)] if isinstance(sub, (ast.For, ast.AsyncFor)) else [
-            (g.target, g.iter) for g in getattr(sub, "generators", [])]
-        for target, iterable in pairs:
-            if (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name)
-                    and target.elts[1].id == name and isinstance(iterable, ast.Call) and not iterable.args
-                    and isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "items"):
-                found = iterable.func.value
-    return found
-
-
-def _loop_over(nodes, name: str, line: int) -> ast.expr | None:
-    """The iterable of a ``for <name> in ...`` loop enclosing or preceding ``line``, from the nodes of the body in
-    ``ast.walk`` order (less those without fields: no loop, no comprehension)."""
-    found = None
+def _enclosing_loops(nodes, line: int):
+    """(target, iterable) of every ``for`` loop and comprehension generator enclosing ``line``, from the nodes of
+    the body in ``ast.walk`` order (less those without fields: no loop, no comprehension)."""
     for sub in nodes:
         start = getattr(sub, "lineno", None)
         if start is None or not start <= line <= (getattr(sub, "end_lineno", None) or start):
             continue  # only a loop that encloses the call
-        if isinstance(sub, (ast.For, ast.AsyncFor)) and isinstance(sub.target, ast.Name) and sub.target.id == name:
-            found = sub.iter
+        if isinstance(sub, (ast.For, ast.AsyncFor)):
+            yield sub.target, sub.iter
         elif isinstance(sub, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            for gen in sub.generators:  # [ask(m) for m in MODELS]
-                if isinstance(gen.target, ast.Name) and gen.target.id == name:
-                    found = gen.iter
+            yield from ((gen.target, gen.iter) for gen in sub.generators)  # [ask(m) for m in MODELS]
+
+
+def _items_loop(nodes, name: str, line: int) -> ast.expr | None:
+    """The dict of a ``for key, <name> in D.items()`` loop (or comprehension) enclosing ``line``."""
+    found = None
+    for target, iterable in _enclosing_loops(nodes, line):
+        if (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name)
+                and target.elts[1].id == name and isinstance(iterable, ast.Call) and not iterable.args
+                and isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "items"):
+            found = iterable.func.value
+    return found
+
+
+def _loop_over(nodes, name: str, line: int) -> ast.expr | None:
+    """The iterable of a ``for <name> in ...`` loop (or comprehension) enclosing ``line``."""
+    found = None
+    for target, iterable in _enclosing_loops(nodes, line):
+        if isinstance(target, ast.Name) and target.id == name:
+            found = iterable
     return found
 
 
