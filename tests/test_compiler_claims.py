@@ -28,7 +28,7 @@ def test_bundled_values_split_into_one_check_each():
     assert dumps(result) == [
         {"name": "minibatch_size", "expect": 512},
         {"name": "learning_rate", "expect": 8e-5},
-        {"target": "Lion"},
+        {"target": "Lion | optax.lion"},
         {"name": "num_steps", "expect": 150_000},
         {"name": "dropout", "expect": 0.1},
     ]
@@ -41,7 +41,7 @@ def test_phrases_sets_ranges_percent_and_labels():
         "10% linear warmup, weight decay 0.01; LoRA rank: r ∈ {8, 16}; learning_rate range [0.001, 0.01]"
     )
     checks = dumps(result)
-    assert {"target": "torch.optim.AdamW"} in checks
+    assert {"target": "torch.optim.AdamW | optax.adamw | tensorflow.keras.optimizers.AdamW | transformers.AdamW"} in checks
     assert {"name": "beta1", "expect": 0.9} in checks and {"name": "beta2", "expect": 0.95} in checks
     assert {"name": "learning_rate", "expect": 0.0001} in checks
     assert {"name": "warmup_ratio", "expect": 0.1} in checks

@@ -105,6 +105,9 @@ def test_rates_intervals_lengths_and_trailing_assignments():
     assert values("Leaderboard scores recomputed every 500 simulated games") == [("update_interval", 500)]
     assert values("The corpus holds sequences of length 128") == [("sequence_length", 128)]
     assert values("spatial domain x in [0, 2pi] with N=64 points") == [("spatial_domain", [0, 2 * math.pi]), ("N", 64)]
+    # the values after a symbol's own noun are read too; the prose before it ("we sample") names nothing
+    assert values("for every prompt we sample G = 8 completions at temperature T = 1.0 with at most 1024 new tokens") == [
+        ("G", 8), ("temperature", 1), ("max_new_tokens", 1024)]
 
 
 def test_word_valued_settings_and_precision():

@@ -38,9 +38,9 @@ def leftover(claim: str) -> list[str]:
         # an epsilon in an Adam claim is Adam's only where no clipping, exploration or norm epsilon is meant
         (
             "AdamW with β1 = 0.9, clipping ε = 0.2",
-            [value("beta1", 0.9), {"kind": "call", "target": "torch.optim.AdamW"}, value("clip_range", 0.2)],
+            [value("beta1", 0.9), {"kind": "call", "target": "torch.optim.AdamW | optax.adamw | tensorflow.keras.optimizers.AdamW | transformers.AdamW"}, value("clip_range", 0.2)],
         ),
-        ("Normalisation: RMSNorm epsilon 1e-5", [value("layer_norm_eps", 1e-5), {"kind": "call", "target": "RMSNorm"}]),
+        ("Normalisation: RMSNorm epsilon 1e-5", [value("layer_norm_eps", 1e-5), {"kind": "call", "target": "RMSNorm | torch.nn.RMSNorm | flax.linen.RMSNorm"}]),
         # steps before learning starts are not the run's length; training steps stay training steps in a DDPM claim
         ("SAC: 5,000 random exploration steps before learning starts", [value("learning_starts", 5000)]),
         ("DDPM on CIFAR-10: 800K training steps", [value("num_steps", 800000), {"kind": "protocol", "rule": "dataset", "expect": "CIFAR10"}]),

@@ -27,7 +27,7 @@ from verifier.spec.model import Spec
         ("Decoder layers are frozen.", "D2", [{"rule": "frozen", "name": "decoder"}]),
         ("The ViT backbone is frozen.", "D2", [{"target": "VisionTransformer | ViT | ViTModel | vit_b_16"}, {"rule": "frozen", "name": "backbone"}]),
         ("Optimizer: AdamW, only the adapter weights are updated", "D2",
-         [{"target": "torch.optim.AdamW"}, {"rule": "trainable", "name": "adapter", "only": True}]),
+         [{"target": "torch.optim.AdamW | optax.adamw | tensorflow.keras.optimizers.AdamW | transformers.AdamW"}, {"rule": "trainable", "name": "adapter", "only": True}]),
     ],
 )
 def test_trainability_statements_compile_to_the_rules(text: str, dimension: str, checks: list[dict]) -> None:
@@ -65,8 +65,8 @@ def test_a_layer_type_that_is_no_parameter_kind_stays_with_the_judge(text: str, 
 @pytest.mark.parametrize(
     "text, targets",
     [
-        ("Pre-LayerNorm transformer blocks with GELU activations", ["torch.nn.LayerNorm | torch.nn.functional.layer_norm", "torch.nn.GELU"]),
-        ("Fine-tuning a ViT with AdamW", ["VisionTransformer | ViT | ViTModel | vit_b_16", "torch.optim.AdamW"]),
+        ("Pre-LayerNorm transformer blocks with GELU activations", ["torch.nn.LayerNorm | torch.nn.functional.layer_norm | flax.linen.LayerNorm", "torch.nn.GELU | torch.nn.functional.gelu | flax.linen.gelu | jax.nn.gelu"]),
+        ("Fine-tuning a ViT with AdamW", ["VisionTransformer | ViT | ViTModel | vit_b_16", "torch.optim.AdamW | optax.adamw | tensorflow.keras.optimizers.AdamW | transformers.AdamW"]),
     ],
 )
 def test_layers_named_outside_a_trainability_statement_stay_call_checks(text: str, targets: list[str]) -> None:
@@ -110,7 +110,7 @@ def test_a_claim_cut_mid_expression_ends_in_a_truncated_context_fragment() -> No
     [
         ("Eliminates matrix inversion at each optimizer step", [], "matrix inversion"),
         ("Trained without gradient clipping", [], "gradient clipping"),
-        ("Uses AdamW instead of SGD", ["torch.optim.AdamW"], "SGD"),
+        ("Uses AdamW instead of SGD", ["torch.optim.AdamW | optax.adamw | tensorflow.keras.optimizers.AdamW | transformers.AdamW"], "SGD"),
     ],
 )
 def test_an_api_the_claim_rules_out_is_not_a_call_check(text: str, kept: list[str], ruled_out: str) -> None:

@@ -155,7 +155,7 @@ def test_no_dataset_is_made_from_other_names(claim):
         ("inverse_sqrt lr 1e-3", [("learning_rate", 0.001)]),  # the schedule's name is no part of the model
         ("max_tokens=3584/GPU × 8 GPUs", [("max_new_tokens", 3584)]),  # a per-device setting, no formula
         ("no label smoothing, without weight decay", [("label_smoothing", 0), ("weight_decay", 0)]),
-        ("w/o dropout, no warmup", []),  # their absence from the code binds nothing: left to the judge
+        ("w/o dropout, no warmup", [("dropout", 0), ("warmup_steps", 0)]),  # off where the code never applies them
     ],
 )
 def test_terse_recipe_shapes(claim, expected):

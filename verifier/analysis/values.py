@@ -1097,6 +1097,11 @@ class ValueResolver:
         out.sort(key=lambda s: (s.span.file, s.span.line, s.callee))
         return out
 
+    def live_calls(self, targets: Iterable[str], scope: str | None = None) -> list[CallSite]:
+        """Calls of any of ``targets`` in code that runs (not tests, docs or placeholder bodies), in ``scope``."""
+        found = {(s.span.file, s.span.line, s.callee): s for t in targets for s in self._sites(t, scope) if not self._site_excluded(s)}
+        return [found[k] for k in sorted(found)]
+
     def _site_excluded(self, site: CallSite) -> str | None:
         facts = self.index.files.get(site.span.file)
         if facts is not None and facts.role in (FileRole.test, FileRole.doc):
@@ -1130,12 +1135,17 @@ class Lexicon:
     def __init__(self, data: Mapping[str, Any], aliases: Mapping[str, Iterable[str]]) -> None:
         self.groups: dict[str, tuple[list[str], list[str]]] = {}
         self.group_apis: dict[str, list[str]] = {}
+        # canonical -> (value when absent, calls that apply it, identifier fragments that show the repo may apply it)
+        self.group_off: dict[str, tuple[Any, list[str], list[str]]] = {}
         for canonical, entry in sorted((data or {}).items()):
             entry = entry if isinstance(entry, Mapping) else {}
             strong = [canonical, *[str(s) for s in entry.get("synonyms") or ()]]
             weak = [str(s) for s in entry.get("weak") or ()]
             self.groups[_norm(canonical)] = (_unique(strong), _unique(weak))
             self.group_apis[_norm(canonical)] = [str(a) for a in entry.get("apis") or ()]
+            if "off_when_absent" in entry:
+                calls = [str(a) for a in [*(entry.get("apis") or ()), *(entry.get("uses") or ())]]
+                self.group_off[_norm(canonical)] = (entry["off_when_absent"], calls, [str(w) for w in entry.get("mentions") or ()])
         self.member_of: dict[str, list[str]] = {}
         for canonical, (strong, _weak) in self.groups.items():
             for name in strong:
@@ -1172,6 +1182,11 @@ class Lexicon:
             for group in [n] if n in self.groups else self.member_of.get(n, []):
                 out.extend(self.group_apis.get(group, ()))
         return _unique(out)
+
+    def off_when_absent(self, name: str) -> tuple[Any, list[str], list[str]] | None:
+        """(the value a setting has where the repo does not use it, the calls that would apply it, the identifier
+        fragments that show it may be applied by hand), or None."""
+        return self.group_off.get(self.describe(name))
 
     def describe(self, name: str) -> str:
         n = _norm(name)

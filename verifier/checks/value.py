@@ -25,7 +25,7 @@ from verifier.analysis.values import (
     ValueResolver,
 )
 from verifier.checks.base import Context, checker
-from verifier.index.facts import Binding, BindingKind
+from verifier.index.facts import Binding, BindingKind, FileRole
 from verifier.results import CheckResult, Evidence, Status
 from verifier.spec.model import ValueCheck
 
@@ -150,7 +150,30 @@ def _check_names(
         )
         return CheckResult.failed(KIND, Status.missing, message, _sorted(context), **details)
 
-    return _no_binding(label, res, details)
+    off = _off_in_repo(check, ctx, resolver, label, res, grade, details)
+    return off if off is not None else _no_binding(label, res, details)
+
+
+def _off_in_repo(check: ValueCheck, ctx: Context, resolver: ValueResolver, label: str, res, grade: Grader,
+                 details: dict[str, Any]) -> CheckResult | None:
+    """"no dropout" on a repo with no dropout at all: nothing binds the name and nothing calls what would apply it
+    (rules/lexicon.yaml `off_when_absent`), so the setting is off, as claimed. Any call of those APIs leaves the
+    verdict to the usual missing, and so does an identifier naming it (`warmup_iters`): the repo may apply it with a
+    value no name the lexicon knows carries."""
+    off = resolver.lexicon.off_when_absent(label)
+    if off is None or check.call:
+        return None
+    value, uses, mentions = off
+    status, score, _reason = grade(value)
+    if status is not Status.pass_:
+        return None
+    if resolver.live_calls(uses, check.scope) or ctx.index.names_containing(mentions, (FileRole.test, FileRole.doc)):
+        return None  # `nn.Dropout(cfg.p)`, `lr * min(1, step / warmup_iters)`: it may be applied, with a value not read
+    shown = ", ".join(res.names[:4]) + (", ..." if len(res.names) > 4 else "")
+    apis = ", ".join(sorted({u.split(".")[-1] for u in uses})[:4])
+    message = f"no binding of {label} ({shown})" + (f" and no call of {apis}" if apis else "") + f" in the repo: off, as claimed ({fmt(value)})"
+    details.update(actual=_plain(value), absent=True)
+    return _result(status, score, message, [], details)
 
 
 def _claimed_text(check: ValueCheck, claimed: Any) -> str:

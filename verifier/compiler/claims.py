@@ -85,6 +85,10 @@ _SENTENCE_END = re.compile(
 )  # "... / sqrt(alpha_bar_k). lambda is the guidance weight": a lower-case symbol may start a sentence
 
 
+# a claim's title, cut from what follows by " | ": a few capitalised words, no number and no '='
+_PIPED_TITLE = re.compile(r"[A-Z][\w'-]*(?:[ \t]+(?:[A-Z][\w'-]*|of|for|and|the|in|with|to|vs\.?|a|an)){0,6}")
+
+
 def split_fragments(text: str) -> list[tuple[int, int]]:
     """Spans of top-level fragments: cut at , ; newlines and sentence ends outside brackets."""
     spans: list[tuple[int, int]] = []
@@ -287,7 +291,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
         read(regex, lambda m, name=name: [(name, int(m.group("n")))])
     read(_TOP_RETRIEVED, lambda m: [("top_k", int(m.group("n")))], lambda m: m.span("n"))
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
-    read(_BATCHES_OF, lambda m: [("minibatch_size", int(m.group("n") or m.group("n2")))])
+    read(_BATCHES_OF, lambda m: [("global_batch_size" if m.group("global") else "minibatch_size", int(m.group("n") or m.group("n2")))],
+         lambda m: (m.start(), m.end("n")) if m.group("n") else m.span())  # "... of 512 sequences of 1,024 tokens": both read
     read(_QUANTIZED_BITS, lambda m: [("quantization_bits", int(m.group("n")))])
     read(_PAREN_WARMUP, _paren_warmup)
     if terms.name_in_context("image_size", "", b.claim) == "image_size":  # an image claim: "ImageNet 256"
@@ -318,6 +323,9 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
                                  numbers.parse_value(m.group("n")))])
     read(_EPOCHS_OF_ITERATIONS, lambda m: [("epochs", int(m.group("epochs"))), ("steps_per_epoch", numbers.parse_value(m.group("steps")))])
     read(_LR_ARROW, lambda m: _lr_arrow(m, body))
+    read(_EPSILON_ANNEAL, lambda m: [("epsilon_start", numbers.parse_number(m.group("start"))),
+                                     ("exploration_epsilon", numbers.parse_number(m.group("end")))]
+         + ([("epsilon_anneal_steps", numbers.parse_value(m.group("steps")))] if m.group("steps") else []))
     read(_STEP_DECAY, lambda m: [("lr_decay_rate", numbers.parse_number(m.group("rate")))] + (
         [("lr_step_size", every)] if isinstance(every := numbers.parse_value(m.group("every") or ""), (int, float))
         and not isinstance(every, bool) else []))
@@ -375,20 +383,41 @@ def _encoder_decoder_layers(m: re.Match) -> list[ValueCheck]:
             ValueCheck(name="num_decoder_layers", names=terms.role_aliases("num_decoder_layers") or None, expect=int(m.group("dec")))]
 
 
-# "no label smoothing", "without weight decay": a regulariser that is off is one whose rate is 0. Only those whose
-# absence from the code the library defaults decide (CrossEntropyLoss, the optimizers): a repo with no dropout at
-# all binds no `dropout`, and "w/o dropout" would then be reported missing on a faithful repo
-_SWITCHED_OFF = re.compile(r"^\s*(?:no|without|w/o)\s+(?P<what>[A-Za-z][A-Za-z\s\-]{2,30}?)\s*$", re.IGNORECASE)
-_OFF_MEANS_ZERO = frozenset({"label_smoothing", "weight_decay"})
+# "no label smoothing", "without weight decay", "dropout disabled": a regulariser that is off is one whose rate is 0.
+# Only those whose absence the value check decides: the optimizers' and CrossEntropyLoss's library defaults, and the
+# lexicon's `off_when_absent` settings (a repo with no dropout at all binds no `dropout` and calls no nn.Dropout:
+# off, as claimed); any other "no X" would be reported missing on a faithful repo
+_SWITCHED_OFF = re.compile(
+    r"(?:^|(?<=\s))(?:no|without|w/o)\s+(?P<what>[A-Za-z][A-Za-z\s\-/]{2,60}?)\s*$"
+    r"|(?:^\s*|\band\s+|\bwith\s+)(?P<what2>[A-Za-z][A-Za-z\-]*(?:\s+[A-Za-z][A-Za-z\-]*){0,3}?)\s+(?:is\s+|are\s+)?"
+    r"(?:disabled|switched\s+off|turned\s+off|not\s+used)\s*$",
+    re.IGNORECASE,
+)  # "no dropout", "lr 4e-4 without LR warm-up", "... and dropout disabled", "no mixup / cutmix"
+_LR_PREFIX = re.compile(r"^(?:lr|learning[\s\-]rate)\s+(?=warm)", re.IGNORECASE)  # "without LR warm-up"
 
 
-def _switched_off(m: re.Match) -> list[tuple[str, Any]]:
-    what = m.group("what").strip()
+@functools.cache
+def _off_means_zero() -> frozenset[str]:
+    off = {str(name) for name, entry in terms.load_rules("lexicon.yaml").items() if isinstance(entry, dict) and entry.get("off_when_absent") == 0}
+    return frozenset(off | {"weight_decay"})
+
+
+def _switched_off(m: re.Match) -> list[tuple[str, Any] | ValueCheck]:
+    parts = re.split(r"\s*(?:/|\bor\b|\bnor\b|\band\b)\s*(?:(?:no|without|w/o)\s+)?", (m.group("what") or m.group("what2")).strip(), flags=re.IGNORECASE)
+    out = [_off_setting(p) for p in parts if p]
+    return [c for found in out for c in found] if all(out) else []  # every part named, or the fragment stays whole
+
+
+def _off_setting(what: str) -> list[tuple[str, Any] | ValueCheck]:
+    what = _LR_PREFIX.sub("", what.strip())
     hit = terms.find_phrase(what)
     if not hit or hit[1] != 0 or hit[2] < len(what.lower()) - 1:
         return []  # "no test-time augmentation": a phrase the lexicon does not name whole
     canonical = terms.lexicon_index().get(hit[0].lower(), hit[0])
-    return [(canonical, 0)] if canonical in _OFF_MEANS_ZERO else []
+    if canonical in ("warmup_steps", "warmup_ratio", "warmup_epochs"):  # "no warm-up": in whatever unit the code counts it
+        others = [n for n in ("warmup_ratio", "warmup_epochs") if n != canonical] + (["warmup_steps"] if canonical != "warmup_steps" else [])
+        return [ValueCheck(name=canonical, names=others, expect=0)]
+    return [(canonical, 0)] if canonical in _off_means_zero() else []
 
 
 # "crop 512×1024", "crop of 512x512": the training crop's size (a "crop 256 residues" is its unit's count)
@@ -521,9 +550,10 @@ _PAREN_WARMUP = re.compile(
 )
 # "4-bit weights", "8-bit quantisation": the bit width weights are quantised to (not "8-bit Adam", an optimizer)
 _QUANTIZED_BITS = re.compile(r"(?<![\w.])(?P<n>[1-8])-bit\s+(?:weights?|quanti[sz]\w*|gptq|awq|nf4|integer\s+weights)\b", re.IGNORECASE)
-# "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks)
+# "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks); "a global batch
+# of 512 sequences" is the batch summed over devices and accumulation steps
 _BATCHES_OF = re.compile(
-    r"(?<![\w-])(?<!meta )(?<!meta-)(?:mini-?)?batch(?:es)?\s+of\s+(?P<n>\d{1,6})\s+"
+    r"(?<![\w-])(?<!meta )(?<!meta-)(?P<global>global\s+)?(?:mini-?)?batch(?:es)?\s+of\s+(?P<n>\d{1,6})\s+"
     r"(?:episodes|sequences|seqs|trajectories|samples|images|examples|graphs|molecules|sentences|prompts|transitions|clips)\b"
     r"|(?<![\w-])mini-?batch(?:es)?\s+of\s+(?:size\s+)?(?P<n2>\d{1,6})(?![\w.])(?!\s+(?:[a-z]+\s+)?(?:each|per)\b)",
     re.IGNORECASE,
@@ -548,6 +578,14 @@ _EPOCHS_OF_ITERATIONS = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_TEXT = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+# "ε-greedy 1.0 → 0.01 over 250k steps", "epsilon annealed linearly from 1 to 0.1 over the first 1M frames": an
+# exploration schedule's ends and length (not the run's length)
+_EPSILON_ANNEAL = re.compile(
+    rf"(?:ε|\beps\b|\bepsilon\b)(?:[-\s]greedy)?(?:\s+(?:exploration|schedule))?(?:\s+(?:is\s+)?(?:linearly\s+)?(?:annealed|decayed|decays|anneals))?"
+    rf"(?:\s+linearly)?\s*(?::\s*)?(?:from\s+)?(?P<start>{_NUMBER_TEXT})\s*(?:->|→|⟶|\bto\b)\s*(?P<end>{_NUMBER_TEXT})(?![\w.])"
+    rf"(?:\s+(?:over|in|during|across)\s+(?:the\s+first\s+)?(?P<steps>\d+(?:\.\d+)?[kKM]?)\s*(?:env(?:ironment)?\s+)?(?:steps|frames|timesteps|iterations)\b)?",
+    re.IGNORECASE,
+)
 _LR_ARROW = re.compile(
     rf"\b(?:(?:peak|base|initial|max)\s+)?(?:lr|learning\s+rate)\s*(?:=|:|of)?\s*(?P<peak>{_NUMBER_TEXT})\s*(?:->|→|⟶)\s*(?P<floor>{_NUMBER_TEXT})(?![\w.])",
     re.IGNORECASE,
@@ -1087,6 +1125,9 @@ _NOT_NAME_WORDS = frozenset(
 )
 
 
+_PRONOUNS = frozenset("we our us i you they their it its".split())
+
+
 def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
     """Candidate names for a bare symbol: the words right before it first ("Reynolds number Re" ->
     reynolds_number), then the symbol and its spellings (``λ`` -> lam, lambda_, lmbda), then what the
@@ -1106,7 +1147,12 @@ def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
         if phrase:
             names.append(phrase[0])
         head = _head_phrase(before)
-        if head and not set(head.split("_")) <= _NOT_NAME_WORDS:  # "fixed P=16", "default typically s = 400"
+        if head and set(head.split("_")) & _PRONOUNS:
+            head = None  # "for every prompt we sample G": prose around the symbol, not its name
+        role = before.split()[-1].lower() if before.split() else ""
+        if terms.identifier(key).lower() == "eta" and not phrase and role in terms.role_qualifiers():
+            names.append(terms.qualified_name(role, "learning_rate", "lr"))  # "actor η = 1e-6": the actor's learning rate
+        elif head and not set(head.split("_")) <= _NOT_NAME_WORDS:  # "fixed P=16", "default typically s = 400"
             names.append(head)
     ident = terms.identifier(key)
     if key.endswith("'"):
@@ -1136,6 +1182,8 @@ def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
 
 def _symbol_check(key: str, expect: Any, label: str = "", before: str = "") -> Any:
     names = _symbol_names(key, label, before)
+    if names[0] == "T" and isinstance(expect, float) and 0 < expect <= 2 and not expect.is_integer():
+        names.insert(0, "temperature")  # "responses at T = 0.7": a fractional T is a temperature; steps and horizons are whole
     return ValueCheck(name=names[0], names=names[1:] or None, **_expectation(expect))
 
 
@@ -1377,8 +1425,12 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         if same is None:
             return made, f"a further setting ('{clause[:40]}') is not typed"
         made.append(same)
-    if re.match(r"\s*(?:with|and|using|plus|of)\b", rest) and re.search(r"(?<![\w.§])\d", rest):
-        # "t in [0, 1] with N=30 steps": the prose after the value states more values; "is achieved by ..." not
+    # "t in [0, 1] with N=30 steps": the prose after the value states more values; "is achieved by ..." not;
+    # "G = 8 completions at temperature T = 1.0 with ...": the value's own noun, then more values
+    lead = re.match(r"\s*(?:with|and|using|plus|of)\b", rest) or _NOUN_THEN_CLAUSE.match(rest)
+    if lead and re.search(r"(?<![\w.§])\d", rest):
+        if "noun" in lead.re.groupindex and lead.group("noun"):
+            rest = " " * lead.end("noun") + rest[lead.end("noun") :]  # the noun counted by the assigned value
         inline, remaining = _inline_assignments(rest, b)
         more, unnamed = _compile_quantities(remaining, b, "")
         made.extend(inline + more)
@@ -1387,6 +1439,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
     return made, ""
 
 
+_NOUN_THEN_CLAUSE = re.compile(r"\s*(?P<noun>(?:[a-z][\w\-]*\s+){0,2}?[a-z][\w\-]*\s+)?(?=(?:at|with|and|using|plus)\s)")
 _ACHIEVED = re.compile(
     r"(?:=|\bof)\s*[-+]?[\d.]+(?:[eE][-+]?\d+)?\s*[%x×]?\s+(?:is|are|was|were)\s+(?:achieved|attained|obtained|reached|observed|measured)\b",
     re.IGNORECASE,
@@ -1648,6 +1701,7 @@ def _gloss_first(masked: str) -> str:
     return masked[:lead] + head.ljust(width) + masked[lead + match.start("rest") :]
 
 
+_COUNTED_NOUN = re.compile(r"\s+(?!samples\b)[a-z]{3,}(?<!s)s\b")  # "512 prompts", not "512 samples" nor "3 class"
 _DURATION_UNIT = re.compile(r"(?:\s*|-)(?:s|secs?|seconds?|ms|milliseconds?|mins?|minutes?|hours?|hrs?|h)\b", re.IGNORECASE)
 _DURATION_NAME = re.compile(r"sec|second|duration|time|_ms$|_s$|interval|window|hop|win_|length_ms|period|delay|timeout", re.IGNORECASE)
 
@@ -1729,7 +1783,7 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             shape_end = shape.end()
         after = body[q.end : q.end + 40]
         name = None
-        phrase = terms.find_phrase(before)
+        phrase = terms.find_phrase(before, body[:last_end])
         symbol = _SYMBOL_BEFORE.search(before)
         if symbol and _paper_symbol(symbol.group("sym")):
             # "clip range epsilon 0.2", "discount gamma 0.99": the phrase names the value, the symbol is how
@@ -1742,6 +1796,8 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         words = re.match(r"\s*((?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)", after)
         following = words.group(1).split() if words else []
         modified = bool(phrase) and _modified_phrase(before, phrase)
+        if phrase and phrase[0] == "num_samples" and re.search(r"\bsamples?\s*$", before, re.IGNORECASE) and _COUNTED_NOUN.match(after):
+            phrase = None  # "each iteration samples 512 prompts": a verb; the noun after the number names the count
         if phrase and not modified and _JOINER.fullmatch(_tail_after_phrase(before, phrase)):
             name = phrase[0]
             own = terms.find_phrase(" ".join(following)) if "(" in _tail_after_phrase(before, phrase) and following else None
@@ -1958,7 +2014,7 @@ _INTERVAL_VERBS = {
     "synchronized": "sync_interval", "synced": "sync_interval", "resampled": "resample_interval",
     "eval": "eval_interval", "evaluate": "eval_interval", "evaluation": "eval_interval", "validate": "eval_interval",
     "validation": "eval_interval", "save": "save_interval", "checkpoint": "save_interval", "log": "log_interval",
-    "logging": "log_interval",
+    "logging": "log_interval", "sync": "sync_interval", "train": "train_freq",
 }  # fmt: skip  # "rankings recomputed every 1,000 interactions" -> update_interval; "eval every 50K steps" -> eval_interval
 _NEUTRAL_COUNT_MODIFIERS = frozenset(
     "training total gradient optimization optimisation optimizer optimiser update environment agent more additional "
@@ -1974,7 +2030,7 @@ _COUNT_QUALIFIERS = {
     "dynamic": "dynamic", "encoder": "encoder", "decoder": "decoder", "hidden": "hidden",
     "coarse": "coarse", "fine": "fine", "frequency": "freq", "time": "time",
 }  # fmt: skip  # "50 negative samples" -> num_negative_samples, "6 encoder layers" -> num_encoder_layers
-_TARGET_SYNC_VERBS = frozenset({"updated", "synchronized", "synced", "copied", "refreshed"})  # "target network updated every 10K steps"
+_TARGET_SYNC_VERBS = frozenset({"updated", "synchronized", "synced", "sync", "copied", "refreshed"})  # "target network updated every 10K steps"
 _MOD_STOP = frozenset(
     "for of in on at to with from by per the a an and or over across into each every than as via after before".split()
 )  # words that end a noun phrase: "4 for view directions" does not count directions
@@ -3070,6 +3126,8 @@ def _compile_cached(
                 rest, sau.dimension, b, False, current_label), Fragment) or _fragment(piece, sau.dimension, b, False, current_label)
         if (start, end) in scope_items and _continues_scope(out.fragments, frag):
             frag = Fragment(piece, "context", "names only: the tasks or data a neighbouring value applies to (a list cut at its commas)")
+        if frag.outcome == "leftover" and not out.fragments and _PIPED_TITLE.fullmatch(piece) and re.match(r"\s+\|\s", text[end:]):
+            frag = Fragment(piece, "context", "heading of the parts that follow: a title before '|'")  # "Bradley-Terry Win Probability | ..."
         named = [b.checks[i] for i in frag.checks if i < len(b.checks) and isinstance(b.checks[i], ValueCheck)]
         b.previous_name = named[-1].name if len(named) == 1 else None
         out.fragments.append(frag)

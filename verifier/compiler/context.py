@@ -67,7 +67,8 @@ _CITATION = re.compile(
     r"\([A-Z][A-Za-z\-]+(?:\s+(?:et al\.?|&|and)\s*[A-Za-z\-]*)?,?\s*(?:19|20)\d\d[a-z]?(?:[;,][^()]*)?\)|"
     r"\b(?:Eqs?|Equations?|Secs?|Sections?|Tables?|Tabs?|Figures?|Figs?|Appendix|Appendices|Algorithms?|Alg)\.?\s*"
     r"\(?[A-Z]?\d+(?:\.\d+)*\)?(?:\([a-z]\))?(?:\s*(?:,|and|&|[-–])\s*\(?[A-Z]?\d+(?:\.\d+)*\)?(?:\([a-z]\))?)*|"
-    r"\b(?:as in|following|follows|mirrors|adopted from|borrowed from|taken from|per|see)\s+[A-Z][\w\-]+(?:\s+(?:et al\.?|&|and)\s+[A-Z][\w\-]+)*\s*(?:\(?(?:19|20)\d\d[a-z]?\)?)?",
+    r"\b(?:as in|following|follows|mirrors|adopted from|borrowed from|taken from|per|see)\s+[A-Z][\w\-]+(?![\w\-])(?!\s+(?:layers?|blocks?|heads?|tokens?|steps?|modules?|stages?|sub-?layers?)\b)"
+    r"(?:\s+(?:et al\.?|&|and)\s+[A-Z][\w\-]+)*\s*(?:\(?(?:19|20)\d\d[a-z]?\)?)?",  # not "per Transformer layer"
 )
 _RESULT_NUM = re.compile(
     r"[+-]?\d+(?:\.\d+)?%?\s*(?:±|\+/-|\+-)\s*\d+(?:\.\d+)?%?|"

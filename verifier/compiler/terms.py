@@ -22,6 +22,11 @@ _GREEK = {
 _SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 
 
+def load_rules(name: str) -> dict:
+    """A rules/ file as a mapping ({} when it is missing or not one)."""
+    return _load(name)
+
+
 def _load(name: str) -> dict:
     try:
         data = rules.load(name)
@@ -188,8 +193,10 @@ def _phrase_regex() -> tuple[re.Pattern, dict[str, str]]:
     return re.compile(rf"(?<![a-z0-9])(?:{pattern})(?![a-z0-9])"), dict(table)
 
 
-def find_phrase(text: str) -> tuple[str, int, int] | None:
-    """The last known hyperparameter phrase in ``text`` (the one nearest a following number)."""
+def find_phrase(text: str, context: str = "") -> tuple[str, int, int] | None:
+    """The last known hyperparameter phrase in ``text`` (the one nearest a following number). ``context`` is the
+    text right before ``text`` (up to an earlier value): a part described there still owns the phrase ("a decoder
+    of depth 8 and width 512": the width read after the 8 is the decoder's)."""
     lowered = _norm_phrase(ascii_symbol(text))
     regex, lookup = _phrase_regex()
     best: tuple[int, int, str] | None = None
@@ -202,11 +209,47 @@ def find_phrase(text: str) -> tuple[str, int, int] | None:
     canonical = lexicon_index().get(best[2].lower(), best[2])
     start = best[0] - best[1]
     part = _part_before(lowered[:start], canonical)
+    owned = None if part else _owned_embedding(lowered[:start], lowered[start : best[0]], canonical)
+    if owned:
+        return owned, start, best[0]
+    if part is None and context:
+        lead = _norm_phrase(ascii_symbol(context)) + " "
+        joined = lead + lowered[:start]
+        wide = _part_before(joined, canonical)
+        if wide and wide.re is _DESCRIBED_PART and wide.start(1) < len(lead):
+            phrase = lowered[start : best[0]].replace(" ", "_")
+            if name_in_context(canonical, joined[wide.start(1) :] + lowered[start : best[0]], "") in (canonical, None):
+                return qualified_name(wide.group(1), canonical, phrase), start, best[0]
     # a context rule that reads the part's word ("teacher momentum" -> ema_decay) knows better
     if part and name_in_context(canonical, lowered[part.start(1) : best[0]], "") in (canonical, None):
         phrase = lowered[start : best[0]].replace(" ", "_")
         return qualified_name(part.group(1), canonical, phrase), part.start(1), best[0]
     return canonical, start, best[0]
+
+
+def _owned_embedding(before: str, phrase: str, canonical: str) -> str | None:
+    """"cosine embedding dim 64", "time embedding dim 128", "speaker embedding dimension 256": the embedding of one
+    input, its own width (IQN's quantile embedding, a diffusion model's timestep embedding), not the model's; the
+    model's own are "token", "patch", "word" embeddings."""
+    if canonical != "hidden_size" or not phrase.startswith("embed"):
+        return None
+    word = re.search(r"(?<![a-z0-9])([a-z]{3,}) $", before)
+    if not word or word.group(1) in _MODEL_EMBEDDINGS | _NOT_PARTS:
+        return None
+    noun = word.group(1)
+    lexicon = lexicon_index()
+    for spelling in (f"{noun}_embed_dim", f"{noun}_embedding_dim", f"{noun}_emb_dim", f"{noun}_dim"):
+        if spelling in lexicon:
+            return lexicon[spelling]
+    return f"{noun}_embedding_dim"
+
+
+_MODEL_EMBEDDINGS = frozenset(
+    "token tokens word words patch patches model hidden input inputs latent shared common transformer vit bert "
+    "gpt llm encoder decoder feature features network networks net node nodes user item entity relation graph atom vertex d base initial max maximum min final same separate different new "
+    "original single global with and for per then but using use uses set sets their our its has have of an "
+    "small smaller large larger high higher low lower default overall total".split()
+)  # "token embedding dim 768", "patch embedding dimension": the model's width
 
 
 def _part_before(before: str, canonical: str) -> re.Match | None:

@@ -85,6 +85,19 @@ class RepoIndex:
         out.sort(key=lambda b: (b.span.file, b.span.line, b.path))
         return out
 
+    def names_containing(self, fragments: Iterable[str], roles: Iterable[FileRole] = ()) -> list[tuple[str, str]]:
+        """(file, identifier) of every name bound, defined or read whose lowercase form contains one of
+        ``fragments`` (``warmup`` finds ``lr_warmup_iters``), in files whose role is not in ``roles``; sorted."""
+        wanted = [f.lower() for f in fragments if f]
+        skip = set(roles)
+        out: set[tuple[str, str]] = set()
+        for path, facts in self.files.items():
+            if facts.role in skip:
+                continue
+            names = {b.name for b in facts.bindings} | {d.name for d in facts.definitions} | set(facts.reads)
+            out.update((path, n) for n in names if any(w in n.lower() for w in wanted))
+        return sorted(out)
+
     def calls_with_leaf(self, leaf: str) -> list[CallSite]:
         """Call sites whose callee as written or whose resolved name ends in ``leaf`` (``fit`` for
         ``self.fit(...)`` and ``trainer.fit(...)``), in file order; shared, not copied: do not mutate."""

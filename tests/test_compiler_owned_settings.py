@@ -1,0 +1,86 @@
+"""Settings a part owns or a schedule shapes, read under their own names instead of the model's: a described
+part's width after its depth, one input's embedding width, a global batch, a μP base width, an ε-greedy
+schedule's ends and length, an evaluation ε, a role's η, a fractional T, hard negatives, bootstrap resamples, and
+framework spellings of the same layer or optimizer (optax, Flax, JAX) as one call check."""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier.compiler import compile_claim
+from verifier.spec.model import SAU
+
+
+def compiled(claim: str, dimension: str = "D1"):
+    return compile_claim(SAU(id="s-D1-001", dimension=dimension, claim=claim))
+
+
+def values(claim: str, dimension: str = "D1") -> list[tuple]:
+    return [(c.name, c.expect) for c in compiled(claim, dimension).checks if c.kind == "value"]
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("a decoder of depth 8 and width 512", [("num_decoder_layers", 8), ("decoder_hidden_size", 512)]),
+    ("the predictor is a narrow ViT of depth 12 and width 384", [("predictor_depth", 12), ("predictor_embed_dim", 384)]),
+    ("a 24-layer decoder with hidden size 2048 and 16 heads", [("num_layers", 24), ("hidden_size", 2048), ("num_heads", 16)]),
+    ("cosine embedding dim 64", [("cosine_embedding_dim", 64)]),
+    ("time embedding dimension 128", [("time_embedding_dim", 128)]),
+    ("token embedding dim 768", [("hidden_size", 768)]),
+    ("node embedding dimension 64", [("hidden_size", 64)]),
+    ("mixing network embedding dim 32", [("mixing_hidden_size", 32)]),
+    ("each step uses a global batch of 512 sequences of 1,024 tokens", [("global_batch_size", 512), ("max_seq_length", 1024)]),
+    ("batches of 32 sequences of 512 tokens", [("minibatch_size", 32), ("max_seq_length", 512)]),
+    ("per-layer learning rates follow μP with a base width of 256", [("base_width", 256)]),
+    ("plus 7 hard negatives per query", [("num_hard_negatives", 7)]),
+    ("significance by paired bootstrap resampling with 1000 samples", [("num_bootstrap_samples", 1000)]),
+    ("MC dropout with 20 samples", [("num_samples", 20)]),
+    ("each iteration samples 512 prompts with responses of up to 256 new tokens", [("num_prompts", 512), ("max_new_tokens", 256)]),
+    ("target sync every 8k steps, train every 4 steps", [("target_update_interval", 8000), ("train_freq", 4)]),
+])
+def test_owned_and_scheduled_settings(claim, expected):
+    assert values(claim) == expected
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("ε-greedy 1.0 → 0.01 over 250k steps (eval ε 0.001)",
+     [("epsilon_start", 1), ("exploration_epsilon", 0.01), ("epsilon_anneal_steps", 250000), ("eval_epsilon", 0.001)]),
+    ("epsilon annealed linearly from 1.0 to 0.1 over the first 1M frames",
+     [("epsilon_start", 1), ("exploration_epsilon", 0.1), ("epsilon_anneal_steps", 1000000)]),
+    ("epsilon-greedy exploration with epsilon 0.1", [("exploration_epsilon", 0.1)]),
+])
+def test_exploration_schedules(claim, expected):
+    assert values(claim) == expected
+
+
+def test_a_role_eta_and_a_fractional_temperature():
+    assert values(r"actor $\eta = 1\times10^{-6}$, critic $\eta = 5\times10^{-6}$") == [
+        ("actor_learning_rate", 1e-06), ("critic_learning_rate", 5e-06)]
+    sampled = compiled(r"responses of up to $256$ new tokens at $T = 0.7$").checks
+    assert [(c.name, c.names, c.expect) for c in sampled] == [("temperature", ["T", "t"], 0.7), ("max_new_tokens", None, 256)]
+    assert values("T = 1000 diffusion steps") != [("temperature", 1000)]  # a whole T is a count
+
+
+def test_a_title_before_a_bar_is_a_heading():
+    claim = "Bradley-Terry Win Probability | Given two models i and j: Pr(i preferred over j) = 1 / (1 + exp(-(Q_i - Q_j) / s))"
+    result = compiled(claim, "D2")
+    assert result.fragments[0].outcome == "context" and "title before '|'" in result.fragments[0].reason
+    assert any(c.kind == "formula" for c in result.checks)
+
+
+def test_a_layer_per_block_is_no_citation():
+    result = compiled("modulates features at positions h2, h3 and h9 per Transformer layer")
+    assert not any("citation" in f.reason for f in result.fragments)
+
+
+@pytest.mark.parametrize(("claim", "api", "spellings"), [
+    ("Adam at 1e-3", "torch.optim.Adam", {"optax.adam"}),
+    ("AdamW, lr 3e-4", "torch.optim.AdamW", {"optax.adamw"}),
+    ("GELU activations", "torch.nn.GELU", {"torch.nn.functional.gelu", "flax.linen.gelu", "jax.nn.gelu"}),
+    ("ReLU activations", "torch.nn.ReLU", {"torch.nn.functional.relu", "flax.linen.relu"}),
+    ("LayerNorm before attention", "torch.nn.LayerNorm", {"flax.linen.LayerNorm"}),
+])
+def test_framework_spellings_are_one_call_check(claim, api, spellings):
+    targets = [c.target for c in compiled(claim, "D2").checks if c.kind == "call"]
+    assert len(targets) == 1
+    any_of = set(targets[0].split(" | "))
+    assert api == targets[0].split(" | ")[0] and spellings <= any_of
