@@ -84,3 +84,26 @@ def test_framework_spellings_are_one_call_check(claim, api, spellings):
     assert len(targets) == 1
     any_of = set(targets[0].split(" | "))
     assert api == targets[0].split(" | ")[0] and spellings <= any_of
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("SigLIP B/16: batch 32k, 224px, text len 64, 32k SentencePiece vocab, lr 1e-3, wd 1e-4, β2 0.95",
+     [("minibatch_size", 32000), ("image_size", 224), ("max_seq_length", 64), ("vocab_size", 32000), ("learning_rate", 0.001),
+      ("weight_decay", 0.0001), ("beta2", 0.95)]),
+    ("a 50,257-token vocabulary", [("vocab_size", 50257)]),
+    ("a hidden state size of 160 and gradients clipped at a norm of 0.01", [("max_grad_norm", 0.01), ("hidden_size", 160)]),
+    ("an L2 penalty of 0.01", [("weight_decay", 0.01)]),
+    ("30 epochs of which 5 are warm-up", [("epochs", 30), ("warmup_epochs", 5)]),
+    ("DreamerV3: replay 1e6, free nats 1.0, train ratio 1024, entropy scale 3e-4",
+     [("replay_buffer_size", 1000000), ("free_nats", 1), ("replay_ratio", 1024), ("ent_coef", 0.0003)]),
+    ("prioritized replay α 0.6", [("alpha", 0.6)]),  # a replay's α, not its capacity
+    ("replay ratio 20", [("replay_ratio", 20)]),
+])
+def test_recipe_shorthands(claim, expected):
+    assert values(claim) == expected
+
+
+@pytest.mark.parametrize("claim", ["16 px patches", "at 1600 × 1200 px"])
+def test_pixels_of_a_patch_or_a_pair_are_no_square_image_size(claim):
+    assert ("image_size", 1200) not in values(claim) and ("image_size", 16) not in values(claim)
+

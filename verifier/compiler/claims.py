@@ -323,6 +323,15 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
                                  numbers.parse_value(m.group("n")))])
     read(_EPOCHS_OF_ITERATIONS, lambda m: [("epochs", int(m.group("epochs"))), ("steps_per_epoch", numbers.parse_value(m.group("steps")))])
     read(_LR_ARROW, lambda m: _lr_arrow(m, body))
+    read(_REPLAY_SIZE, lambda m: [("replay_buffer_size", numbers.parse_value(m.group("n")))], lambda m: m.span("n"),
+         keep=lambda m: isinstance(numbers.parse_value(m.group("n")), int))
+    read(_PIXEL_SIZE, lambda m: [("image_size", int(m.group("n")))])
+    read(_VOCAB_AFTER, lambda m: [("vocab_size", numbers.parse_value(m.group("n")))], lambda m: m.span("n"),
+         keep=lambda m: isinstance(numbers.parse_value(m.group("n")), int))
+    read(_CLIPPED_AT_NORM, lambda m: [("max_grad_norm", numbers.parse_number(m.group("n")))], lambda m: (m.start("clip"), m.end()))
+    read(_WARMUP_OF_WHICH, lambda m: [(terms.unit_name(m.group("unit").lower().rstrip("s") + "s") or "max_steps", int(m.group("total")),
+                                       f"{m.group('total')} {m.group('unit')}"),  # its own words: the run's length, not the warm-up's
+                                      (_WARMUP_UNIT[m.group("unit").lower().rstrip("s")], int(m.group("n")))])
     read(_EPSILON_ANNEAL, lambda m: [("epsilon_start", numbers.parse_number(m.group("start"))),
                                      ("exploration_epsilon", numbers.parse_number(m.group("end")))]
          + ([("epsilon_anneal_steps", numbers.parse_value(m.group("steps")))] if m.group("steps") else []))
@@ -578,6 +587,29 @@ _EPOCHS_OF_ITERATIONS = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_TEXT = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+# "replay 1e6", "replay of 1M transitions": the buffer's capacity, written as a large count ("replay ratio 20" is not)
+_REPLAY_SIZE = re.compile(r"\breplay\s+(?:of\s+)?(?P<n>\d+(?:\.\d+)?(?:[eE]\+?\d+|[kKM])|\d{1,3}(?:,\d{3})+)(?![\w.])")
+# "224px", "at 512 px": an image's (square) size; not a patch, a stride or a crop's own ("16 px patches")
+_PIXEL_SIZE = re.compile(
+    r"(?<![\w.×x*])(?<![×x*]\s)(?P<n>\d{2,4})\s?px\b(?!\s*(?:[×x*]|patch|patches|stride|crops?|windows?|kernels?|margin|border|offset|shift|radius|"
+    r"tiles?|grid|cells?|blocks?|boxes|objects?))",
+    re.IGNORECASE,
+)
+# "a 32k SentencePiece vocab", "a 50,257-token vocabulary": the vocabulary's size, the tokenizer's name between
+_VOCAB_AFTER = re.compile(r"(?<![\w.])(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kK]?)(?:-token)?\s+(?:[A-Za-z][\w\-]*\s+){0,2}vocab(?:ulary)?\b")
+# "gradients clipped at a norm of 0.01", "grads clipped to norm 1.0": the clipping threshold
+_CLIPPED_AT_NORM = re.compile(
+    rf"\bgrad(?:ient)?s?\s+(?:are\s+)?(?P<clip>clipped)\s+(?:at|to)\s+(?:an?\s+)?(?:(?:global|max(?:imum)?|l2|total)\s+)?norm\s+(?:of\s+)?"
+    rf"(?P<n>{_NUMBER_TEXT})(?![\w.])",
+    re.IGNORECASE,
+)
+# "30 epochs of which 5 are warm-up": the run's length and its warm-up, in one unit
+_WARMUP_OF_WHICH = re.compile(
+    r"(?<![\w.])(?P<total>\d{1,7})\s+(?P<unit>epochs?|steps?|iterations?)\s*,?\s+of\s+which\s+(?:the\s+first\s+)?(?P<n>\d{1,7})\s+"
+    r"(?:are|is)\s+(?:a\s+)?(?:linear\s+)?(?:lr\s+)?warm-?up\b",
+    re.IGNORECASE,
+)
+_WARMUP_UNIT = {"epoch": "warmup_epochs", "step": "warmup_steps", "iteration": "warmup_steps"}
 # "ε-greedy 1.0 → 0.01 over 250k steps", "epsilon annealed linearly from 1 to 0.1 over the first 1M frames": an
 # exploration schedule's ends and length (not the run's length)
 _EPSILON_ANNEAL = re.compile(

@@ -554,6 +554,9 @@ def _flat(words: Iterable[Any]) -> Iterable[Any]:
             yield word
 
 
+_UNIT_WORDS = frozenset({"px", "hz", "khz", "ms", "gb"})
+
+
 def _mentions(text: str, words: Iterable[str]) -> bool:
     """A word of ``words`` in ``text``: words of 5+ letters also as a prefix ("train" -> "training"), short
     ones whole ("ar" is not "architecture")."""
@@ -561,7 +564,8 @@ def _mentions(text: str, words: Iterable[str]) -> bool:
     for word in _flat(words):
         word = str(word).lower()
         tail = "" if len(word) >= 5 or word.endswith("-") else r"(?![a-z0-9])"
-        if re.search(r"(?<![a-z0-9])" + re.escape(word) + tail, lowered):
+        head = r"(?<![a-z])" if word in _UNIT_WORDS else r"(?<![a-z0-9])"  # "224px": a unit written on its number
+        if re.search(head + re.escape(word) + tail, lowered):
             return True
     return False
 
