@@ -54,3 +54,23 @@ def test_a_known_name_still_decides(tmp_path):
     verdict = _verdict(tmp_path, "learning rate 1e-4")
     assert (verdict.status.value, verdict.score) == ("pass", 1.0)
     assert [(e.file, e.line) for e in verdict.evidence][:1] == [("train.py", 5)]
+
+
+@pytest.mark.parametrize("claim", ["β = 6", "TRADES β = 6", "the discount γ = 0.99"])
+def test_a_bare_greek_symbol_that_binds_nothing_is_undecided(tmp_path, claim):
+    """β is how the paper writes it; the repo may say `trades_beta`: unbound, the symbol is the judge's, not 0."""
+    verdict = _verdict(tmp_path, claim)
+    assert (verdict.status.value, verdict.score) == ("unverified", None)
+    assert "a name made from the claim's words" in verdict.checks[0].message
+
+
+def test_a_greek_symbol_the_code_binds_still_decides(tmp_path):
+    files = {"train.py": TRAIN + 'parser.add_argument("--beta", type=float, default=6.0)\n'}
+    verdict = verdict_of(tmp_path, files, "TRADES β = 6")
+    assert (verdict.status.value, verdict.score) == ("pass", 1.0)
+    assert [(e.file, e.line) for e in verdict.evidence][:1] == [("train.py", 7)]
+
+
+def test_a_phrase_named_parameter_behind_a_symbol_stays_decided(tmp_path):
+    verdict = _verdict(tmp_path, "KL weight β = 0.1")
+    assert (verdict.status.value, verdict.score) == ("missing", 0.0)

@@ -644,9 +644,18 @@ def decided_when_unbound(names: Iterable[str], claim: str, aliases: dict | None 
     claim's words ("50 demonstrations" -> num_demonstrations) may be called anything there."""
     names = list(names)
     lexicon = lexicon_index()
-    if any(lexicon.get(n.lower().replace("-", "_")) for n in names) or any(n in (aliases or {}) for n in names):
+    if any(n in (aliases or {}) for n in names):
+        return True
+    if any(lexicon.get(n.lower().replace("-", "_")) and not _notation(n) for n in names):
         return True
     return written_as_code(names, claim)
+
+
+def _notation(name: str) -> bool:
+    """A bare Greek letter (``beta``, ``γ``, ``eps``, ``lambda_``): how the paper writes a value, not a name the repo
+    must use — TRADES' β is `beta` in one repo and `trades_beta` in the next, so an unbound one is undecided."""
+    ascii_name = ascii_symbol(name).lower().rstrip("_")
+    return ascii_name in GREEK_NAMES or ascii_name in ("lmbda", "eps")
 
 
 def written_as_code(names: Iterable[str], claim: str) -> bool:
