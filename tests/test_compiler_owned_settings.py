@@ -107,3 +107,23 @@ def test_recipe_shorthands(claim, expected):
 def test_pixels_of_a_patch_or_a_pair_are_no_square_image_size(claim):
     assert ("image_size", 1200) not in values(claim) and ("image_size", 16) not in values(claim)
 
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("PySRRegressor(niterations=100, maxsize=25, binary_operators=['+', '-', '*', '/'], model_selection='best', turbo=True, random_state=0)",
+     [("niterations", 100), ("maxsize", 25), ("binary_operators", ["+", "-", "*", "/"]), ("model_selection", "best"), ("turbo", True),
+      ("seed", 0)]),
+    ("Trainer(max_epochs=10, precision=16, devices=4)", [("epochs", 10), ("precision", 16), ("devices", 4)]),  # precision: no metric
+    ("ASHAScheduler(max_t=81, grace_period=1, reduction_factor=3)", [("max_t", 81), ("grace_period", 1), ("reduction_factor", 3)]),
+])
+def test_keyword_arguments_of_a_written_call_are_settings(claim, expected):
+    result = compiled(claim)
+    assert values(claim) == expected
+    assert not [c for c in result.checks if c.kind == "protocol"] and result.coverage == "full"
+
+
+def test_a_written_call_keeps_its_call_check_and_math_is_no_call():
+    conv = compiled("nn.Conv2d(64, 128, kernel_size=3, stride=2)")
+    assert [(c.name, c.expect) for c in conv.checks if c.kind == "value"] == [("kernel_size", 3), ("stride", 2)]
+    assert [c.target for c in conv.checks if c.kind == "call"] == ["torch.nn.Conv2d"]
+    assert values("Shock-tube initialization: Q(x, t=0) = (Q_L, Q_R) with piecewise constant values", "D2") == []

@@ -323,6 +323,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
                                  numbers.parse_value(m.group("n")))])
     read(_EPOCHS_OF_ITERATIONS, lambda m: [("epochs", int(m.group("epochs"))), ("steps_per_epoch", numbers.parse_value(m.group("steps")))])
     read(_LR_ARROW, lambda m: _lr_arrow(m, body))
+    read(_KEYWORD_CALL, lambda m: _call_keywords(m, b), lambda m: m.span("args"), keep=lambda m: "=" in m.group("args"))
     read(_REPLAY_SIZE, lambda m: [("replay_buffer_size", numbers.parse_value(m.group("n")))], lambda m: m.span("n"),
          keep=lambda m: isinstance(numbers.parse_value(m.group("n")), int))
     read(_PIXEL_SIZE, lambda m: [("image_size", int(m.group("n")))])
@@ -587,6 +588,37 @@ _EPOCHS_OF_ITERATIONS = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_TEXT = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+# "PySRRegressor(niterations=100, maxsize=25, turbo=True)", "Trainer(max_epochs=10, precision=16)": a call written
+# out, its keyword arguments the settings (read by Python's own parser, never run)
+# (not math: "Q(x, t=0) = (Q_L, Q_R)" applies a one-letter function on the left of an equation)
+_KEYWORD_CALL = re.compile(r"(?<![\w.])(?P<callee>[A-Za-z_][\w.]{2,})\((?P<args>(?:[^()]|\([^()]*\))*)\)(?!\s*=(?!=))")
+
+
+def _call_keywords(m: re.Match, b: "_Builder") -> list[ValueCheck]:
+    """One value check per keyword argument with a literal value, under the keyword (the lexicon's canonical name
+    when the keyword is one of its spellings: ``max_epochs`` is ``epochs``); positional arguments name nothing."""
+    try:
+        tree = pysource.parse(f"_({m.group('args')})", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    out: list[ValueCheck] = []
+    for keyword in getattr(tree, "keywords", []):
+        if keyword.arg is None:
+            continue
+        try:
+            value = ast.literal_eval(keyword.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if value is None or isinstance(value, (dict, set, complex, bytes)):
+            continue
+        value = list(value) if isinstance(value, tuple) else value
+        if isinstance(value, list) and not all(isinstance(v, (int, float, str, bool)) for v in value):
+            continue
+        name = terms.lexicon_index().get(keyword.arg.lower()) or keyword.arg
+        out.append(ValueCheck(name=name, names=[keyword.arg] if name != keyword.arg else None, **_expectation(value)))
+    return out
+
+
 # "replay 1e6", "replay of 1M transitions": the buffer's capacity, written as a large count ("replay ratio 20" is not)
 _REPLAY_SIZE = re.compile(r"\breplay\s+(?:of\s+)?(?P<n>\d+(?:\.\d+)?(?:[eE]\+?\d+|[kKM])|\d{1,3}(?:,\d{3})+)(?![\w.])")
 # "224px", "at 512 px": an image's (square) size; not a patch, a stride or a crop's own ("16 px patches")
