@@ -127,3 +127,10 @@ def test_a_written_call_keeps_its_call_check_and_math_is_no_call():
     assert [(c.name, c.expect) for c in conv.checks if c.kind == "value"] == [("kernel_size", 3), ("stride", 2)]
     assert [c.target for c in conv.checks if c.kind == "call"] == ["torch.nn.Conv2d"]
     assert values("Shock-tube initialization: Q(x, t=0) = (Q_L, Q_R) with piecewise constant values", "D2") == []
+
+
+def test_a_value_for_another_case_is_reported_not_dropped():
+    result = compiled("dropout 0.3 (0.1 for the high-resource pairs)")
+    assert values("dropout 0.3 (0.1 for the high-resource pairs)") == [("dropout", 0.3)]
+    assert result.coverage == "partial" and "0.1" in result.fragments[0].reason
+    assert values("a one-cycle peak learning rate of 4e-4") == [("learning_rate", 0.0004)]  # the schedule's, not a part's

@@ -1765,6 +1765,7 @@ def _gloss_first(masked: str) -> str:
     return masked[:lead] + head.ljust(width) + masked[lead + match.start("rest") :]
 
 
+_OTHER_CASE = re.compile(r"\s+(?:for|on|in|with|when|at)\s+(?:the\s+)?[A-Za-z]")  # "(0.1 for the high-resource pairs)"
 _COUNTED_NOUN = re.compile(r"\s+(?!samples\b)[a-z]{3,}(?<!s)s\b")  # "512 prompts", not "512 samples" nor "3 class"
 _DURATION_UNIT = re.compile(r"(?:\s*|-)(?:s|secs?|seconds?|ms|milliseconds?|mins?|minutes?|hours?|hrs?|h)\b", re.IGNORECASE)
 _DURATION_NAME = re.compile(r"sec|second|duration|time|_ms$|_s$|interval|window|hop|win_|length_ms|period|delay|timeout", re.IGNORECASE)
@@ -1996,9 +1997,9 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             for earlier in pending:
                 unnamed.append(earlier.raw)
             pending = []
-            if not _inside_parentheses(body, q.start):
-                unnamed.append(q.raw)  # a number in a parenthetical remark qualifies, it is not a claim
-            continue
+            if not _inside_parentheses(body, q.start) or _OTHER_CASE.match(body, q.end):
+                unnamed.append(q.raw)  # a number in a parenthetical remark qualifies, it is not a claim; a value
+            continue  # for another case ("dropout 0.3 (0.1 for the high-resource pairs)") is one, untyped
         if lossy:  # "width up to 27 and 2 time masks": the 27 is not a count of time masks
             unnamed.extend(e.raw for e in pending if id(e) not in pending_qualifier)
             pending = [e for e in pending if id(e) in pending_qualifier]

@@ -285,7 +285,7 @@ _LR_MODIFIERS = frozenset(
     "optimal optimizer optimiser training train learning finetuning tuning pretraining lora qlora adapter peft with "
     "and for per then but using use uses set sets its their our the lr layer layerwise wise environment env task "
     "dataset domain benchmark game language run seed experiment setting sqrt inverse exponential polynomial poly "
-    "onecycle plateau triangular".split()
+    "onecycle cycle cyclical plateau triangular".split()
 )  # "peak lr", "AdamW lr", "LoRA lr": the run's learning rate, not a part's
 
 
