@@ -134,3 +134,18 @@ def test_a_value_for_another_case_is_reported_not_dropped():
     assert values("dropout 0.3 (0.1 for the high-resource pairs)") == [("dropout", 0.3)]
     assert result.coverage == "partial" and "0.1" in result.fragments[0].reason
     assert values("a one-cycle peak learning rate of 4e-4") == [("learning_rate", 0.0004)]  # the schedule's, not a part's
+
+
+def test_a_distribution_s_greek_keyword_is_its_own_parameter():
+    result = compiled("100 clients with a Dirichlet(α = 0.5) label partition")
+    (alpha,) = [c for c in result.checks if c.kind == "value" and c.expect == 0.5]
+    assert (alpha.name, alpha.names) == ("dirichlet_alpha", ["alpha", "α"])
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("4096 tokens per batch, context 128, L1 coeff 5", [("batch_tokens", 4096), ("max_seq_length", 128), ("l1_coefficient", 5)]),
+    ("batches of 4,096 tokens", [("batch_tokens", 4096)]),
+    ("one new token with a 768-d embedding", [("hidden_size", 768)]),
+])
+def test_token_batches_contexts_and_widths(claim, expected):
+    assert values(claim) == expected

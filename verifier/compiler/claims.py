@@ -291,6 +291,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
         read(regex, lambda m, name=name: [(name, int(m.group("n")))])
     read(_TOP_RETRIEVED, lambda m: [("top_k", int(m.group("n")))], lambda m: m.span("n"))
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
+    read(_TOKEN_BATCH, lambda m: [("batch_tokens", numbers.parse_value(m.group("n") or m.group("n2")))],
+         keep=lambda m: isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int))
     read(_BATCHES_OF, lambda m: [("global_batch_size" if m.group("global") else "minibatch_size", int(m.group("n") or m.group("n2")))],
          lambda m: (m.start(), m.end("n")) if m.group("n") else m.span())  # "... of 512 sequences of 1,024 tokens": both read
     read(_QUANTIZED_BITS, lambda m: [("quantization_bits", int(m.group("n")))])
@@ -562,6 +564,12 @@ _PAREN_WARMUP = re.compile(
 _QUANTIZED_BITS = re.compile(r"(?<![\w.])(?P<n>[1-8])-bit\s+(?:weights?|quanti[sz]\w*|gptq|awq|nf4|integer\s+weights)\b", re.IGNORECASE)
 # "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks); "a global batch
 # of 512 sequences" is the batch summed over devices and accumulation steps
+# "4096 tokens per batch", "batches of 4,096 tokens": the batch counted in tokens
+_TOKEN_BATCH = re.compile(
+    r"(?<![\w.])(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kKM]?)\s+tokens\s+(?:per|each|a)\s+(?:mini-?)?batch\b"
+    r"|\b(?:mini-?)?batch(?:es)?\s+of\s+(?P<n2>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kKM]?)\s+tokens\b",
+    re.IGNORECASE,
+)
 _BATCHES_OF = re.compile(
     r"(?<![\w-])(?<!meta )(?<!meta-)(?P<global>global\s+)?(?:mini-?)?batch(?:es)?\s+of\s+(?P<n>\d{1,6})\s+"
     r"(?:episodes|sequences|seqs|trajectories|samples|images|examples|graphs|molecules|sentences|prompts|transitions|clips)\b"
@@ -613,6 +621,12 @@ def _call_keywords(m: re.Match, b: "_Builder") -> list[ValueCheck]:
             continue
         value = list(value) if isinstance(value, tuple) else value
         if isinstance(value, list) and not all(isinstance(v, (int, float, str, bool)) for v in value):
+            continue
+        symbol = terms.ascii_symbol(keyword.arg).lower()
+        if symbol in terms.GREEK_NAMES:  # "Dirichlet(α = 0.5)": the distribution's α, dirichlet_alpha
+            callee = re.sub(r"[^a-z0-9]+", "_", m.group("callee").split(".")[-1].lower()).strip("_")
+            spellings = list(dict.fromkeys([symbol, keyword.arg]))
+            out.append(ValueCheck(name=f"{callee}_{symbol}", names=spellings, **_expectation(value)))
             continue
         name = terms.lexicon_index().get(keyword.arg.lower()) or keyword.arg
         out.append(ValueCheck(name=name, names=[keyword.arg] if name != keyword.arg else None, **_expectation(value)))
@@ -1894,7 +1908,7 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
                 name = phrase_after[0]
         if name is None and isinstance(q.value, int) and q.value >= 16 and re.match(r"d\b", after):
             name = "hidden_size"  # "L-138M/768d": a model width
-        dimensional = re.match(r"-dim(?:ensional)?\s+(?P<np>(?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)", after)
+        dimensional = re.match(r"-(?:dim(?:ensional)?|d)\s+(?P<np>(?:[A-Za-z][\w\-]*\s+){0,2}[A-Za-z][\w\-]*)", after)
         if name is None and dimensional:  # "80-dimensional node embeddings": the embedding dimension
             head = _leading_words(dimensional.group("np")).split()[-1:]
             hit = terms.find_phrase(f"{_singular(head[0])} dimension") if head else None
