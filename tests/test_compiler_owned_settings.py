@@ -149,3 +149,11 @@ def test_a_distribution_s_greek_keyword_is_its_own_parameter():
 ])
 def test_token_batches_contexts_and_widths(claim, expected):
     assert values(claim) == expected
+
+
+def test_a_spaced_dot_between_operands_is_no_sentence_end():
+    """"E_q_i . E_d_j" is a dot product: cutting there dropped E_d_j and checked a wrong formula."""
+    result = compiled("ColBERT late interaction: S(q, d) = sum_i max_j E_q_i . E_d_j over the query and document token embeddings", "D2")
+    assert "E_d_j" in result.fragments[0].text
+    assert not [c for c in result.checks if c.kind == "formula"]  # untranslated (for the judge), not wrong
+    assert [f.text for f in compiled("lr is 0.1. Batch size 64.").fragments] == ["lr is 0.1", "Batch size 64"]

@@ -79,8 +79,9 @@ class CompiledClaim:
 
 # ----- cutting the text ------------------------------------------------------------------------------------
 _OPEN, _CLOSE = "([{", ")]}"
+# a sentence ends at ". " after a word; "E_q_i . E_d_j" (a dot written between two operands) is a product
 _SENTENCE_END = re.compile(
-    r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bet al)(?<!\bEq)(?<!\bSec)(?<!\bNo)(?<!\bFig)\.\s+(?=[A-Z(]|\d[A-Za-z]|\d[\d,]*\s+[a-z]|"
+    r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bet al)(?<!\bEq)(?<!\bSec)(?<!\bNo)(?<!\bFig)(?<![\w)]\s)\.\s+(?=[A-Z(]|\d[A-Za-z]|\d[\d,]*\s+[a-z]|"
     r"[a-z][a-z_0-9]*\s+(?:is|are|denotes?|controls?|represents?)\s|[a-z][a-z_0-9]*\s*=\s)"
 )  # "... / sqrt(alpha_bar_k). lambda is the guidance weight": a lower-case symbol may start a sentence
 
