@@ -157,3 +157,14 @@ def test_a_spaced_dot_between_operands_is_no_sentence_end():
     assert "E_d_j" in result.fragments[0].text
     assert not [c for c in result.checks if c.kind == "formula"]  # untranslated (for the judge), not wrong
     assert [f.text for f in compiled("lr is 0.1. Batch size 64.").fragments] == ["lr is 0.1", "Batch size 64"]
+
+
+def test_sigma_is_the_activation_the_claim_defines():
+    claim = (r"GCNII layer: $H^{(\ell+1)} = \sigma\big(((1 - \alpha) \tilde{P} H^{(\ell)} + \alpha H^{(0)})"
+             r"((1 - \beta_\ell) I + \beta_\ell W^{(\ell)})\big)$, $\sigma$ = ReLU")
+    result = compiled(claim, "D2")
+    formulas = [c for c in result.checks if c.kind == "formula"]
+    assert len(formulas) == 1 and "ReLU" in formulas[0].latex and "\\sigma" not in formulas[0].latex
+    assert [c.target.split(" | ")[0] for c in result.checks if c.kind == "call"] == ["torch.nn.ReLU"]  # not a formula "σ = ReLU"
+    plain = compiled(r"Gate: $g = \sigma(W x)$", "D2")
+    assert all("sigma" in c.latex for c in plain.checks if c.kind == "formula")  # undefined: the sigmoid, as before

@@ -2616,7 +2616,27 @@ def _formula_constant(setting: str, b: _Builder) -> int | None:
     return None
 
 
+# "σ = ReLU", "$\sigma$ is the GELU": the claim says what its σ(·) is (read as the sigmoid otherwise)
+_SIGMA_IS = re.compile(
+    r"(?:\\sigma|σ|(?<![\w\\])sigma)\$?\s*(?:=|\bis\b|\bdenotes\b|:)\s*(?:the\s+|a\s+)?(?P<act>ReLU|GELU|tanh|softplus|SiLU|swish|ELU|sigmoid)\b",
+    re.IGNORECASE,
+)
+_SIGMA_ACTIVATIONS = {"relu": "ReLU", "gelu": "gelu", "tanh": "tanh", "softplus": "softplus", "silu": "silu", "swish": "silu",
+                      "elu": "elu", "sigmoid": "sigmoid"}
+
+
+def _sigma_as_defined(text: str, claim: str) -> str:
+    """σ(·) applied in ``text`` as the activation the claim defines it to be (GCNII's "σ = ReLU")."""
+    defined = _SIGMA_IS.search(claim)
+    if defined is None:
+        return text
+    act = _SIGMA_ACTIVATIONS[defined.group("act").lower()]
+    text = re.sub(r"\\sigma(?=\s*(?:\\big|\\Big|\\bigg|\\left)?\s*[(\[])", lambda m: f"\\operatorname{{{act}}}", text)
+    return re.sub(r"(?<![\w\\])(?:σ|sigma)(?=\s*\()", act, text)
+
+
 def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
+    text = _sigma_as_defined(text, b.claim)
     trail = _TRAIL_SETTING.match(text.strip())
     if trail and formulas.find_formula(trail.group("formula")) is not None:
         # the constant's symbol (λ, ε) names no parameter a repo sets under it (`eps` would be Adam's): the formula
@@ -2874,6 +2894,11 @@ def _fragment(
         return Fragment(text, "typed", start.reason, tuple(made)) if made else Fragment(text, "leftover", start.reason)
     if dimension == Dimension.numerical and (same := _same_as_setting(masked, b)) is not None:
         return Fragment(text, "typed", "", (same,))
+    defined = _SIGMA_IS.fullmatch(re.sub(r"[$\s]+", " ", body).strip())
+    if defined:  # "$\sigma$ = ReLU": what σ(·) is (its formula reads it so); the code calls that activation
+        hits = terms.find_apis(defined.group("act"))
+        made = [m for m in (b.add(CallCheck(target=h.target)) for h in hits[:1]) if m >= 0]
+        return Fragment(text, "typed", "", tuple(made)) if made else Fragment(text, "context", "definition: what σ(·) stands for")
     made, reason = _formula_check(body, b)
     if not made and not reason and dimension == Dimension.numerical and re.search(r"=.*: [A-Za-z]\w*\s*=", body):
         # "Parameters of the cost model c = a * N + b: N = total actions": the formula, then a symbol's meaning
