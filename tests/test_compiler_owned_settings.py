@@ -168,3 +168,9 @@ def test_sigma_is_the_activation_the_claim_defines():
     assert [c.target.split(" | ")[0] for c in result.checks if c.kind == "call"] == ["torch.nn.ReLU"]  # not a formula "σ = ReLU"
     plain = compiled(r"Gate: $g = \sigma(W x)$", "D2")
     assert all("sigma" in c.latex for c in plain.checks if c.kind == "formula")  # undefined: the sigmoid, as before
+
+
+def test_a_symbol_equal_to_a_symbol_is_no_string_setting():
+    result = compiled("and y_a = x_a, y_b = x_b * exp(s(x_a)) + t(x_a)", "D2")
+    assert not [c for c in result.checks if c.kind == "value"]
+    assert values("wavelet=bior2.4, mode=zero") == [("wavelet", "bior2.4"), ("mode", "zero")]

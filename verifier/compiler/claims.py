@@ -1436,7 +1436,8 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         applied = raw_val.strip().startswith(val_text + "(")  # "y = E_omega(x)": a formula, not a setting
         code_like = re.fullmatch(r"[A-Za-z_]\w*=[a-z][\w.\-]*|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\s*=\s*[a-z][\w.\-]*", body.strip())
         # "variable=temperature", "max_features = sqrt": a config key, as code writes it, set to a word
-        if not applied and re.fullmatch(r"[A-Za-z][\w.\-]{2,30}", val_text) and (re.search(r"[\d._A-Z]", val_text) or code_like) and not terms.find_apis(val_text):
+        notation = re.fullmatch(r"[A-Za-z]_\{?[A-Za-z0-9]{1,3}\}?", val_text)  # "y_a = x_a": a symbol of the formula, no word
+        if not applied and not notation and re.fullmatch(r"[A-Za-z][\w.\-]{2,30}", val_text) and (re.search(r"[\d._A-Z]", val_text) or code_like) and not terms.find_apis(val_text):
             expect = val_text  # a string setting: wavelet=bior2.4, padding mode=periodization
         else:
             return made, ""
