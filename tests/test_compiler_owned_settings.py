@@ -174,3 +174,13 @@ def test_a_symbol_equal_to_a_symbol_is_no_string_setting():
     result = compiled("and y_a = x_a, y_b = x_b * exp(s(x_a)) + t(x_a)", "D2")
     assert not [c for c in result.checks if c.kind == "value"]
     assert values("wavelet=bior2.4, mode=zero") == [("wavelet", "bior2.4"), ("mode", "zero")]
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    (r"with d_{clamp} = 10 Å, Z = 10 Å and \epsilon = 10^{-4} Å^2", ("eps", 0.0001)),  # LaTeX outside $...$: 1e-4, not 10
+    (r"with \beta = 1000; the teacher network stays frozen", ("beta", 1000)),  # \beta is β, its own symbol
+    ("with β = 6", ("beta", 6)),  # "with" names nothing
+    (r"with inverse temperature $\beta = 3$", ("inverse_temperature", 3)),  # 1/T, not a temperature
+])
+def test_latex_and_joiners_before_a_symbol(claim, expected):
+    assert expected in values(claim, "D2")

@@ -1400,6 +1400,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
     raw_val = match.group("val").strip()
     keys = [k for k in re.split(r"\s*=\s*", match.group("keys")) if k.strip()]
     keys = [part for k in keys for part in _coordinate_keys(k)]
+    keys = [_LEADING_JOINER.sub("", k) or k for k in keys]  # "with β = 6": the key is β, not the phrase "with beta"
     if any(re.search(r"[*/^+]|\d\s*\)", k) for k in keys[1:]):
         return [], "a value derived by a formula, not a setting"  # "eta = (4 * 16^2)^2 / (...) = 15"
     made: list[int] = []
@@ -1519,6 +1520,7 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
     return made, ""
 
 
+_LEADING_JOINER = re.compile(r"^\s*(?:(?:with|and|using|plus|where|whereas|while|via|by|at)\s+)+", re.IGNORECASE)
 _NOUN_THEN_CLAUSE = re.compile(r"\s*(?P<noun>(?:[a-z][\w\-]*\s+){0,2}?[a-z][\w\-]*\s+)?(?=(?:at|with|and|using|plus)\s)")
 _ACHIEVED = re.compile(
     r"(?:=|\bof)\s*[-+]?[\d.]+(?:[eE][-+]?\d+)?\s*[%x×]?\s+(?:is|are|was|were)\s+(?:achieved|attained|obtained|reached|observed|measured)\b",

@@ -118,6 +118,8 @@ _GREEK_COMMANDS = {
 _LATEX_POWER = r"10\s*\^\s*\{?\s*(?P<exp>[-−]?\s*\d+)\s*\}?"
 _LATEX_SCIENTIFIC = re.compile(rf"(?P<m>\d+(?:\.\d+)?)\s*(?:\\times|\\cdot|×|·)\s*{_LATEX_POWER}")
 _LATEX_BARE_POWER = re.compile(rf"(?<![\w.^]){_LATEX_POWER}(?![\w.])")
+_ASSIGNED_POWER = re.compile(rf"(?P<lead>(?:=|\bof|\bat|\bto)\s*){_LATEX_POWER}(?![\w.^])")
+_ASSIGNED_GREEK = re.compile(r"\\([A-Za-z]+)(?=\s*=\s*[-+−]?\d)")
 _LATEX_THOUSANDS = re.compile(r"(?<=\d)\{,\}(?=\d{3})")
 _LATEX_TIMES = re.compile(r"(?<=\d)\s*\\times\s*(?=\d)")
 # a math span that only writes a value, or one symbol's value: "$10^{-5}$", "$224\times224$", "$\eta = 3\times10^{-4}$"
@@ -144,8 +146,11 @@ def plain_latex_numbers(text: str) -> str:
         return re.sub(r"\\([A-Za-z]+)", lambda m: _GREEK_COMMANDS.get(m.group(1), m.group(0)), body).strip()
 
     text = _VALUE_MATH.sub(lambda m: plain(m.group("body")), text)
-    # outside math spans, the unambiguous forms only: "5 \times 10^{-4}", "2{,}048", "224\times224"
+    # outside math spans, the unambiguous forms only: "5 \times 10^{-4}", "2{,}048", "224\times224", a power of ten
+    # set as a value ("\epsilon = 10^{-4}"), and a Greek command that is given one ("\beta = 1000": β)
     text = _LATEX_SCIENTIFIC.sub(_scientific, text)
+    text = _ASSIGNED_POWER.sub(lambda m: f"{m.group('lead')}1e{_exponent(m)}", text)
+    text = _ASSIGNED_GREEK.sub(lambda m: _GREEK_COMMANDS.get(m.group(1), m.group(0)), text)
     return _LATEX_TIMES.sub("×", _LATEX_THOUSANDS.sub("", text))
 
 
