@@ -184,3 +184,8 @@ def test_a_symbol_equal_to_a_symbol_is_no_string_setting():
 ])
 def test_latex_and_joiners_before_a_symbol(claim, expected):
     assert expected in values(claim, "D2")
+
+
+def test_one_api_named_twice_is_one_call_check():
+    result = compiled("100 clients with a Dirichlet(α = 0.5) label partition")
+    assert [c.target for c in result.checks if c.kind == "call"] == ["dirichlet | torch.distributions.Dirichlet"]

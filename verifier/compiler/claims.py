@@ -979,11 +979,29 @@ class _Builder:
         if isinstance(check, ValueCheck) and check.name and not _is_symbol(check.name) and (outside := _outside_range(check, self.fragment)):
             self.out_of_range.append(outside)
             return -1
+        if isinstance(check, CallCheck) and (same := self._same_api(check)) is not None:
+            return same
         key = repr(sorted(check.model_dump(by_alias=True, exclude_none=True).items(), key=lambda kv: kv[0]))
         if key not in self.keys:
             self.keys[key] = len(self.checks)
             self.checks.append(check)
         return self.keys[key]
+
+    def _same_api(self, check: CallCheck) -> int | None:
+        """"Dirichlet(α = 0.5)" named twice, as the written call `dirichlet` and the table's `dirichlet |
+        torch.distributions.Dirichlet`: one call check, the one that accepts every spelling (kept in place)."""
+        targets = {t.strip() for t in check.target.split("|")}
+        for index, other in enumerate(self.checks):
+            # a qualified API the claim writes out (`torch.svd_lowrank`) stays its own check: it says which one
+            if not isinstance(other, CallCheck) or other.args != check.args or other.count != check.count or other.scope != check.scope:
+                continue
+            known = {t.strip() for t in other.target.split("|")}
+            if targets <= known and not any("." in t for t in targets):
+                return index
+            if known < targets and not any("." in t for t in known):
+                self.checks[index] = check
+                return index
+        return None
 
 
 def _outside_range(check: ValueCheck, written: str = "") -> str:
