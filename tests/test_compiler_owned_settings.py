@@ -189,3 +189,22 @@ def test_latex_and_joiners_before_a_symbol(claim, expected):
 def test_one_api_named_twice_is_one_call_check():
     result = compiled("100 clients with a Dirichlet(α = 0.5) label partition")
     assert [c.target for c in result.checks if c.kind == "call"] == ["dirichlet | torch.distributions.Dirichlet"]
+
+
+def test_launch_flags_are_settings_under_their_names():
+    claim = ("run_qa.py --model_name_or_path roberta-large --max_seq_length 512 --doc_stride 128 "
+             "--per_device_train_batch_size 12 --lr_scheduler_type cosine --fp16 --seed 42 --output_dir out/")
+    assert values(claim) == [("max_seq_length", 512), ("doc_stride", 128), ("minibatch_size", 12), ("lr_scheduler", "cosine"),
+                             ("fp16", True), ("seed", 42)]  # where outputs go or which model path: no setting
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("Adam starts at 3.5e-5, rises linearly to 3.5e-4 over 10 epochs", ("warmup_epochs", 10)),
+    ("reached by a linear warm-up from 0.1× over 4,800 iterations", ("warmup_steps", 4800)),
+    ("10 epochs, 1 warmup epoch", ("warmup_epochs", 1)),
+    ("SwiGLU MLP hidden 8192", ("ffn_hidden_size", 8192)),
+    ("a 9-layer attention decoder over a 24-layer encoder", ("num_decoder_layers", 9)),
+    ("a 24-layer decoder with hidden size 2048", ("num_layers", 24)),  # a decoder-only model's own layers
+])
+def test_warmups_mlp_widths_and_decoder_layers(claim, expected):
+    assert expected in values(claim)

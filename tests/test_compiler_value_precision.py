@@ -20,7 +20,7 @@ def test_a_setting_beside_a_symbolic_expression_is_still_read() -> None:
 @pytest.mark.parametrize(
     "text, check",
     [
-        ("MLP hidden dim = 4 * 768", {"name": "hidden_size", "expect": 3072}),
+        ("MLP hidden dim = 4 * 768", {"name": "ffn_hidden_size", "expect": 3072}),  # the MLP's width, not the model's
         ("lr = 3e-4 * 2", {"name": "learning_rate", "expect": 0.0006}),
         ("gamma = 5/3", {"name": "gamma", "expect": 5 / 3}),
     ],

@@ -326,6 +326,9 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
                                  numbers.parse_value(m.group("n")))])
     read(_EPOCHS_OF_ITERATIONS, lambda m: [("epochs", int(m.group("epochs"))), ("steps_per_epoch", numbers.parse_value(m.group("steps")))])
     read(_LR_ARROW, lambda m: _lr_arrow(m, body))
+    read(_CLI_FLAG, _cli_flag, lambda m: (m.start(), m.end("val") if m.group("val") else m.end("flag")))
+    read(_WARMUP_OVER, _warmup_over, lambda m: m.span("n") if m.group("n") else m.span("n2"),
+         keep=lambda m: isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int))
     read(_KEYWORD_CALL, lambda m: _call_keywords(m, b), lambda m: m.span("args"), keep=lambda m: "=" in m.group("args"))
     read(_REPLAY_SIZE, lambda m: [("replay_buffer_size", numbers.parse_value(m.group("n")))], lambda m: m.span("n"),
          keep=lambda m: isinstance(numbers.parse_value(m.group("n")), int))
@@ -597,6 +600,42 @@ _EPOCHS_OF_ITERATIONS = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_TEXT = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+# "run_qa.py --doc_stride 128 --fp16 --seed 42": launch flags, each a setting under its own name (a bare flag is on)
+_CLI_FLAG = re.compile(
+    r"(?<![\w-])--(?P<flag>[a-z][a-z0-9_\-]*[a-z0-9])(?:(?:\s+|=)(?P<val>[-+]?\d[\d.eE\-+]*(?![\w/.-])|[A-Za-z][\w.\-]*(?![\w/])))?"
+    r"(?=\s|$|[,;)])"
+)
+_FLAG_NOT_SETTINGS = re.compile(r"path|dir|file|output|name_or_path|config|project|run_name|hub|token|cache|logging_dir|report_to")
+
+
+def _cli_flag(m: re.Match) -> list[ValueCheck]:
+    flag = m.group("flag").replace("-", "_")
+    if _FLAG_NOT_SETTINGS.search(flag):
+        return []  # where files go, which run it is: no setting of the method
+    raw = m.group("val")
+    value: Any = True if raw is None else numbers.parse_value(raw)
+    if value is None:
+        value = raw  # --lr_scheduler_type cosine: a word
+    if raw is not None and raw.startswith("-") and not isinstance(value, (int, float)):
+        return []
+    name = terms.lexicon_index().get(flag.lower()) or flag
+    return [ValueCheck(name=name, names=[flag] if name != flag else None, **_expectation(value))]
+
+
+# "rises linearly to 3.5e-4 over 10 epochs", "a linear warm-up from 0.1× over 4,800 iterations": the warm-up's length
+_WARMUP_OVER = re.compile(
+    r"\b(?:warm-?up|warmed\s+up|rises?\s+linearly|ramps?\s+(?:up\s+)?linearly|increased\s+linearly|linearly\s+increas\w*)"
+    r"[^,;:]{0,40}?\bover\s+(?:the\s+first\s+)?(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kK]?)\s+(?P<unit>epochs?|steps?|iterations?|updates?)\b"
+    r"|(?<![\w.])(?P<n2>\d+)\s+warm-?up\s+(?P<unit2>epoch)\b",
+    re.IGNORECASE,
+)
+
+
+def _warmup_over(m: re.Match) -> list[tuple[str, Any]]:
+    unit = re.sub(r"s$", "", (m.group("unit") or m.group("unit2")).lower()).replace("update", "step")
+    return [(_WARMUP_UNIT[unit], numbers.parse_value(m.group("n") or m.group("n2")))]
+
+
 # "PySRRegressor(niterations=100, maxsize=25, turbo=True)", "Trainer(max_epochs=10, precision=16)": a call written
 # out, its keyword arguments the settings (read by Python's own parser, never run)
 # (not math: "Q(x, t=0) = (Q_L, Q_R)" applies a one-letter function on the left of an equation)
@@ -1946,6 +1985,13 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             plural = adjective.group("w") + "s"
             known = terms.find_phrase(plural)
             name = terms.unit_name(plural) or (known[0] if known and known[1] == 0 else None)
+            following_words = re.match(r"-[a-z]{3,}((?:\s+[a-z][\w\-]*){1,3})", after)
+            roles = [w for w in (following_words.group(1).split() if following_words else []) if w in terms.role_qualifiers()
+                     and w != "encoder" and (w != "decoder" or re.search(r"\bencoder\b", b.claim, re.IGNORECASE))]
+            # an encoder's layers are the model's num_layers (as _ENCODER_DECODER_LAYERS reads them); a decoder-only
+            # model's (GPT) too: only a decoder beside an encoder, or another part, owns its own
+            if name == "num_layers" and roles:
+                name = terms.qualified_name(roles[0], "num_layers", "layers")  # "a 9-layer attention decoder"
         if name is None and isinstance(q.value, int):
             for j, w in enumerate(following):
                 if terms.unit_name(w):
