@@ -208,3 +208,10 @@ def test_launch_flags_are_settings_under_their_names():
 ])
 def test_warmups_mlp_widths_and_decoder_layers(claim, expected):
     assert expected in values(claim)
+
+
+def test_names_next_to_a_known_metric_are_metrics_not_datasets():
+    claim = ("Tracking is evaluated on the MOT17 and MOT20 test sets, reporting HOTA, MOTA and IDF1, "
+             "and on the DanceTrack test set with HOTA, DetA and AssA")
+    datasets = [c.expect for c in compiled(claim, "D3").checks if c.kind == "protocol" and c.rule == "dataset"]
+    assert "DetA" not in datasets and "AssA" not in datasets and {"MOT17", "MOT20"} <= set(datasets)

@@ -993,8 +993,12 @@ def find_dataset_lists(text: str) -> DatasetList:
             end = nxt
         found: list[tuple[str, tuple[int, int] | None]] = []
         known = 0  # "VQAv2 and GQA": a known dataset beside it makes the list one of datasets too
-        for a, b in groups:
+        kinds = [{h.category for h in terms.find_protocol_terms(text[a:b])} for a, b in groups]
+        for index, (a, b) in enumerate(groups):
             group = text[a:b]
+            beside = kinds[index] | (kinds[index - 1] if index else set())
+            if "metric" in beside and "dataset" not in kinds[index]:
+                continue  # "... test set with HOTA, DetA and AssA": next to a known metric, a list of metrics
             offset = 0
             for part in _top_level_parts(group):
                 offset = group.index(part, offset)
