@@ -215,3 +215,18 @@ def test_names_next_to_a_known_metric_are_metrics_not_datasets():
              "and on the DanceTrack test set with HOTA, DetA and AssA")
     datasets = [c.expect for c in compiled(claim, "D3").checks if c.kind == "protocol" and c.rule == "dataset"]
     assert "DetA" not in datasets and "AssA" not in datasets and {"MOT17", "MOT20"} <= set(datasets)
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("3T tokens of Dolma", [("train_tokens", 3_000_000_000_000)]),
+    ("trained on 1.5T tokens", [("train_tokens", 1_500_000_000_000)]),
+    ("8B tokens", [("train_tokens", 8_000_000_000)]),
+    ("ctx 4096", [("max_seq_length", 4096)]),
+    ("4096 tokens per batch", [("batch_tokens", 4096)]),
+])
+def test_token_budgets_and_contexts(claim, expected):
+    assert values(claim) == expected
+
+
+def test_a_capital_t_is_trillions_only_of_tokens():
+    assert values("a 3T MRI scanner") == []

@@ -292,6 +292,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
         read(regex, lambda m, name=name: [(name, int(m.group("n")))])
     read(_TOP_RETRIEVED, lambda m: [("top_k", int(m.group("n")))], lambda m: m.span("n"))
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
+    read(_TOKEN_BUDGET, lambda m: [("train_tokens", _token_count(m.group("n")))], lambda m: m.span("n"),
+         keep=lambda m: isinstance(v := _token_count(m.group("n")), (int, float)) and v >= 1e8)
     read(_TOKEN_BATCH, lambda m: [("batch_tokens", numbers.parse_value(m.group("n") or m.group("n2")))],
          keep=lambda m: isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int))
     read(_BATCHES_OF, lambda m: [("global_batch_size" if m.group("global") else "minibatch_size", int(m.group("n") or m.group("n2")))],
@@ -568,6 +570,17 @@ _PAREN_WARMUP = re.compile(
 _QUANTIZED_BITS = re.compile(r"(?<![\w.])(?P<n>[1-8])-bit\s+(?:weights?|quanti[sz]\w*|gptq|awq|nf4|integer\s+weights)\b", re.IGNORECASE)
 # "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks); "a global batch
 # of 512 sequences" is the batch summed over devices and accumulation steps
+# "trained on 1.5T tokens", "8B tokens of Dolma": a token budget (a count of 10^8 tokens or more is no length)
+_TOKEN_BUDGET = re.compile(r"(?<![\w.])(?P<n>\d+(?:\.\d+)?\s?[MBT]|\d{1,3}(?:,\d{3}){2,})\s+(?:training\s+|pre-?training\s+)?tokens\b(?!\s+(?:per|each|a)\b)")
+def _token_count(text: str) -> Any:
+    """"1.5T" (trillions, said of tokens only), "8B", "2,000,000,000" as a number."""
+    text = text.replace(" ", "")
+    if text.endswith("T"):
+        mantissa = numbers.parse_value(text[:-1])
+        return numbers.to_number(mantissa * 1_000_000_000_000) if isinstance(mantissa, (int, float)) else None
+    return numbers.parse_value(text)
+
+
 # "4096 tokens per batch", "batches of 4,096 tokens": the batch counted in tokens
 _TOKEN_BATCH = re.compile(
     r"(?<![\w.])(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kKM]?)\s+tokens\s+(?:per|each|a)\s+(?:mini-?)?batch\b"

@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
-_SUFFIX = {"k": 1_000, "m": 1_000_000, "b": 1_000_000_000, "g": 1_000_000_000}
+_SUFFIX = {"k": 1_000, "m": 1_000_000, "b": 1_000_000_000, "g": 1_000_000_000, "t": 1_000_000_000_000}  # T: "3T tokens" only
 
 # One scalar: 1,000 / 3.5e-4 / 2x10^3 / 2×10⁻³ / 2×10-3 / 10^-4 / 150K / 1.2M / 5/3 / 10%; in a slash list
 # (512×1024 is a size: an exponent needs ^, **, braces or a minus sign; only a one-digit mantissa takes a bare
@@ -31,7 +31,7 @@ NUMBER_RE = re.compile(
       | \s*[x×*·]\s*10(?P<sp>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)
       | (?<!/\d)(?<!/\d\d)(?<!/\d{{3}})(?<!/\d{{4}})(?<!/\d{{5}})(?<!/\d{{6}})(?P<frac>/\d+(?:\.\d+)?)(?![\w/])
     )?
-    (?P<suf>[kKMB](?![a-zA-Z]))?
+    (?P<suf>[kKMB](?![a-zA-Z])|T(?=\s+(?:training\s+|pre-?training\s+)?tokens\b))?
     (?P<pct>\s?%)?
     """,
     re.VERBOSE,
