@@ -230,3 +230,19 @@ def test_token_budgets_and_contexts(claim, expected):
 
 def test_a_capital_t_is_trillions_only_of_tokens():
     assert values("a 3T MRI scanner") == []
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("its observations stack the last 32 frames", [("frame_stack", 32)]),
+    ("4 frames are stacked", [("frame_stack", 4)]),
+])
+def test_stacked_frames(claim, expected):
+    assert values(claim) == expected
+
+
+def test_diffusers_launch_flags_are_the_lexicon_s_parameters():
+    from verifier.compiler import terms
+
+    index = terms.lexicon_index()
+    assert (index["max_train_steps"], index["checkpointing_steps"], index["proportion_empty_prompts"]) == (
+        "num_steps", "save_interval", "cond_drop_prob")

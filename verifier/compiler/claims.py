@@ -292,6 +292,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
         read(regex, lambda m, name=name: [(name, int(m.group("n")))])
     read(_TOP_RETRIEVED, lambda m: [("top_k", int(m.group("n")))], lambda m: m.span("n"))
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
+    read(_STACKED_FRAMES, lambda m: [("frame_stack", int(m.group("n") or m.group("n2")))])
     read(_TOKEN_BUDGET, lambda m: [("train_tokens", _token_count(m.group("n")))], lambda m: m.span("n"),
          keep=lambda m: isinstance(v := _token_count(m.group("n")), (int, float)) and v >= 1e8)
     read(_TOKEN_BATCH, lambda m: [("batch_tokens", numbers.parse_value(m.group("n") or m.group("n2")))],
@@ -570,6 +571,12 @@ _PAREN_WARMUP = re.compile(
 _QUANTIZED_BITS = re.compile(r"(?<![\w.])(?P<n>[1-8])-bit\s+(?:weights?|quanti[sz]\w*|gptq|awq|nf4|integer\s+weights)\b", re.IGNORECASE)
 # "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks); "a global batch
 # of 512 sequences" is the batch summed over devices and accumulation steps
+# "observations stack the last 32 frames", "stacking 4 frames": the frame stack, not a clip length
+_STACKED_FRAMES = re.compile(
+    r"\bstack(?:s|ed|ing)?\s+(?:of\s+)?(?:the\s+)?(?:last\s+|previous\s+|most\s+recent\s+)?(?P<n>\d{1,3})\s+(?:\w+\s+)?frames\b"
+    r"|(?<![\w.])(?P<n2>\d{1,3})\s+(?:consecutive\s+)?frames\s+(?:are\s+)?stacked\b",
+    re.IGNORECASE,
+)
 # "trained on 1.5T tokens", "8B tokens of Dolma": a token budget (a count of 10^8 tokens or more is no length)
 _TOKEN_BUDGET = re.compile(r"(?<![\w.])(?P<n>\d+(?:\.\d+)?\s?[MBT]|\d{1,3}(?:,\d{3}){2,})\s+(?:training\s+|pre-?training\s+)?tokens\b(?!\s+(?:per|each|a)\b)")
 def _token_count(text: str) -> Any:
