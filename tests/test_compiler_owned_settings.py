@@ -246,3 +246,10 @@ def test_diffusers_launch_flags_are_the_lexicon_s_parameters():
     index = terms.lexicon_index()
     assert (index["max_train_steps"], index["checkpointing_steps"], index["proportion_empty_prompts"]) == (
         "num_steps", "save_interval", "cond_drop_prob")
+
+
+def test_an_operation_s_keywords_are_no_settings_and_an_l1_norm_is_a_sum_of_absolutes():
+    assert values("coarse matches from softmax(S, dim=1) * softmax(S, dim=0)", "D2") == []
+    assert values("Trainer(max_epochs=10)") == [("epochs", 10)]
+    (formula,) = [c for c in compiled("loss = ||x - y||_1 + 0.1 ||z||^2", "D2").checks if c.kind == "formula"]
+    assert formula.expect == "sum(abs(x - y)) + 0.1 * norm(z)**2"

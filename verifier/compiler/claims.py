@@ -332,7 +332,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_CLI_FLAG, _cli_flag, lambda m: (m.start(), m.end("val") if m.group("val") else m.end("flag")))
     read(_WARMUP_OVER, _warmup_over, lambda m: m.span("n") if m.group("n") else m.span("n2"),
          keep=lambda m: isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int))
-    read(_KEYWORD_CALL, lambda m: _call_keywords(m, b), lambda m: m.span("args"), keep=lambda m: "=" in m.group("args"))
+    read(_KEYWORD_CALL, lambda m: _call_keywords(m, b), lambda m: m.span("args"),
+         keep=lambda m: "=" in m.group("args") and m.group("callee").split(".")[-1][:1].isupper())
     read(_REPLAY_SIZE, lambda m: [("replay_buffer_size", numbers.parse_value(m.group("n")))], lambda m: m.span("n"),
          keep=lambda m: isinstance(numbers.parse_value(m.group("n")), int))
     read(_PIXEL_SIZE, lambda m: [("image_size", int(m.group("n")))])
@@ -657,7 +658,8 @@ def _warmup_over(m: re.Match) -> list[tuple[str, Any]]:
 
 
 # "PySRRegressor(niterations=100, maxsize=25, turbo=True)", "Trainer(max_epochs=10, precision=16)": a call written
-# out, its keyword arguments the settings (read by Python's own parser, never run)
+# out, its keyword arguments the settings (read by Python's own parser, never run); only a class's or a config's
+# (CamelCase): the keywords of an operation (`softmax(S, dim=1)`, `F.interpolate(mode="bilinear")`) are its arguments
 # (not math: "Q(x, t=0) = (Q_L, Q_R)" applies a one-letter function on the left of an equation)
 _KEYWORD_CALL = re.compile(r"(?<![\w.])(?P<callee>[A-Za-z_][\w.]{2,})\((?P<args>(?:[^()]|\([^()]*\))*)\)(?!\s*=(?!=))")
 

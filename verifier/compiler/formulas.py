@@ -279,6 +279,9 @@ _NORM_OPEN = re.compile(r"‖|\|\|")
 _NORM_SUFFIX = re.compile(r"(?:_\{?(?:2|F|p)\}?|[₂])?(?:\^\{?2\}?|²)?(?:_\{?(?:2|F)\}?|[₂])?")
 
 
+_L1_SUFFIX = re.compile(r"(?:_\{?1\}?|₁)(?![\d\w])")
+
+
 def _norms(expr: str) -> str:
     """``‖x‖``, ``‖x‖²₂``, ``||x||^2_F`` -> ``norm(x)`` / ``norm(x)**2``: the L2 and Frobenius norms are both
     the root of a sum of squares, elementwise."""
@@ -292,6 +295,10 @@ def _norms(expr: str) -> str:
         if close < 0:
             break
         inner = out[m.end() : close]
+        l1 = _L1_SUFFIX.match(out, close + len(bar))
+        if l1:  # "||W||_1": the L1 norm, the sum of absolute values
+            out = out[: m.start()] + f"sum(abs({inner}))" + out[l1.end() :]
+            continue
         suffix = _NORM_SUFFIX.match(out, close + len(bar))
         tail = suffix.group(0) if suffix else ""
         squared = "2" in re.sub(r"_\{?2\}?|₂", "", tail) or "²" in tail
