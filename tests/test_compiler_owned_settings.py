@@ -253,3 +253,8 @@ def test_an_operation_s_keywords_are_no_settings_and_an_l1_norm_is_a_sum_of_abso
     assert values("Trainer(max_epochs=10)") == [("epochs", 10)]
     (formula,) = [c for c in compiled("loss = ||x - y||_1 + 0.1 ||z||^2", "D2").checks if c.kind == "formula"]
     assert formula.expect == "sum(abs(x - y)) + 0.1 * norm(z)**2"
+
+
+def test_another_quantity_s_warmup_is_not_the_learning_rate_s():
+    claim = r"The DINO teacher temperature $\tau_t$ is warmed up linearly from 0.04 to 0.07 over the first 30 epochs"
+    assert ("warmup_epochs", 30) not in values(claim)

@@ -331,7 +331,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_LR_ARROW, lambda m: _lr_arrow(m, body))
     read(_CLI_FLAG, _cli_flag, lambda m: (m.start(), m.end("val") if m.group("val") else m.end("flag")))
     read(_WARMUP_OVER, _warmup_over, lambda m: m.span("n") if m.group("n") else m.span("n2"),
-         keep=lambda m: isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int))
+         keep=lambda m: isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int)
+         and not _OTHER_WARMED.search(body[max(0, m.start() - 60) : m.start()] + m.group(0)))
     read(_KEYWORD_CALL, lambda m: _call_keywords(m, b), lambda m: m.span("args"),
          keep=lambda m: "=" in m.group("args") and m.group("callee").split(".")[-1][:1].isupper())
     read(_REPLAY_SIZE, lambda m: [("replay_buffer_size", numbers.parse_value(m.group("n")))], lambda m: m.span("n"),
@@ -650,6 +651,12 @@ _WARMUP_OVER = re.compile(
     r"|(?<![\w.])(?P<n2>\d+)\s+warm-?up\s+(?P<unit2>epoch)\b",
     re.IGNORECASE,
 )
+
+
+# "the teacher temperature is warmed up from 0.04 to 0.07 over 30 epochs", "KL weight annealed ...": another
+# quantity's warm-up, not the learning rate's
+_OTHER_WARMED = re.compile(r"\b(?:temperature|temp|momentum|weight|coefficient|coeff|beta|kl|penalty|lambda|noise|ratio|mask|τ|β|λ)\b",
+                           re.IGNORECASE)
 
 
 def _warmup_over(m: re.Match) -> list[tuple[str, Any]]:
