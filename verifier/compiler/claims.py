@@ -424,7 +424,8 @@ def _off_means_zero() -> frozenset[str]:
 
 
 def _switched_off(m: re.Match) -> list[tuple[str, Any] | ValueCheck]:
-    parts = re.split(r"\s*(?:/|\bor\b|\bnor\b|\band\b)\s*(?:(?:no|without|w/o)\s+)?", (m.group("what") or m.group("what2")).strip(), flags=re.IGNORECASE)
+    what = (m.group("what") or m.group("what2")).strip()
+    parts = re.split(r"\s*(?:/|\bor\b|\bnor\b|\band\b)\s*(?:(?:no|without|w/o)\s+)?", what, flags=re.IGNORECASE)
     out = [_off_setting(p) for p in parts if p]
     return [c for found in out for c in found] if all(out) else []  # every part named, or the fragment stays whole
 
@@ -580,7 +581,10 @@ _STACKED_FRAMES = re.compile(
     re.IGNORECASE,
 )
 # "trained on 1.5T tokens", "8B tokens of Dolma": a token budget (a count of 10^8 tokens or more is no length)
-_TOKEN_BUDGET = re.compile(r"(?<![\w.])(?P<n>\d+(?:\.\d+)?\s?[MBT]|\d{1,3}(?:,\d{3}){2,})\s+(?:training\s+|pre-?training\s+)?tokens\b(?!\s+(?:per|each|a)\b)")
+_TOKEN_BUDGET = re.compile(
+    r"(?<![\w.])(?P<n>\d+(?:\.\d+)?\s?[MBT]|\d{1,3}(?:,\d{3}){2,})\s+(?:training\s+|pre-?training\s+)?tokens\b"
+    r"(?!\s+(?:per|each|a)\b)"
+)
 def _token_count(text: str) -> Any:
     """"1.5T" (trillions, said of tokens only), "8B", "2,000,000,000" as a number."""
     text = text.replace(" ", "")

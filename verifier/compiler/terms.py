@@ -245,11 +245,15 @@ def _owned_embedding(before: str, phrase: str, canonical: str) -> str | None:
 
 
 _MODEL_EMBEDDINGS = frozenset(
+    # the model's own tokens, patches or nodes ("token embedding dim 768", "node embedding dimension 64")
     "token tokens word words patch patches model hidden input inputs latent shared common transformer vit bert "
-    "gpt llm encoder decoder feature features network networks net node nodes user item entity relation graph atom vertex d base initial max maximum min final same separate different new "
-    "original single global with and for per then but using use uses set sets their our its has have of an "
-    "small smaller large larger high higher low lower default overall total".split()
-)  # "token embedding dim 768", "patch embedding dimension": the model's width
+    "gpt llm encoder decoder feature features network networks net node nodes user item entity relation graph "
+    "atom vertex d "
+    # and the words that only qualify it ("a larger embedding dimension", "with embedding dim 256")
+    "base initial max maximum min final same separate different new original single global with and for per then "
+    "but using use uses set sets their our its has have of an small smaller large larger high higher low lower "
+    "default overall total".split()
+)
 
 
 def _part_before(before: str, canonical: str) -> re.Match | None:
