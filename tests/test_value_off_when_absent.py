@@ -113,3 +113,9 @@ def test_negations_the_value_check_cannot_decide_stay_with_the_judge(claim):
     compiled = compile_claim(SAU(id="off-D1-001", dimension="numerical", claim=claim))
     assert not [c for c in compiled.checks if c.kind == "value"]
     assert compiled.coverage != "full"
+
+
+@pytest.mark.parametrize("name", ["warm_steps", "rampup_iters"])
+def test_a_warmup_under_another_spelling_is_not_off(name):
+    index = plain_training_index(extra_bindings=[bind("assign", name, "500", "train.py:5")])
+    assert run(index, name="warmup_steps", expect=0).status is Status.missing
