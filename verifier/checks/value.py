@@ -169,9 +169,8 @@ def _off_in_repo(check: ValueCheck, ctx: Context, resolver: ValueResolver, label
         return None
     if resolver.live_calls(uses, check.scope) or ctx.index.names_containing(mentions, (FileRole.test, FileRole.doc)):
         return None  # `nn.Dropout(cfg.p)`, `lr * min(1, step / warmup_iters)`: it may be applied, with a value not read
-    shown = ", ".join(res.names[:4]) + (", ..." if len(res.names) > 4 else "")
     apis = ", ".join(sorted({u.split(".")[-1] for u in uses})[:4])
-    message = f"no binding of {label} ({shown})" + (f" and no call of {apis}" if apis else "") + f" in the repo: off, as claimed ({fmt(value)})"
+    message = f"no binding of {label} ({_shown_names(res, 4)})" + (f" and no call of {apis}" if apis else "") + f" in the repo: off, as claimed ({fmt(value)})"
     details.update(actual=_plain(value), absent=True)
     return _result(status, score, message, [], details)
 
@@ -308,8 +307,11 @@ def _unresolved(ctx: Context, label: str, res, context: list, details: dict[str,
 
 
 def _no_binding(label: str, res, details: dict[str, Any]) -> CheckResult:
-    shown = ", ".join(res.names[:6]) + (", ..." if len(res.names) > 6 else "")
-    return CheckResult.failed(KIND, Status.missing, f"no binding of {label} ({shown}) in the repo", (), **details)
+    return CheckResult.failed(KIND, Status.missing, f"no binding of {label} ({_shown_names(res, 6)}) in the repo", (), **details)
+
+
+def _shown_names(res, limit: int) -> str:
+    return ", ".join(res.names[:limit]) + (", ..." if len(res.names) > limit else "")
 
 
 # ----- a sweep ----------------------------------------------------------------------------------------------

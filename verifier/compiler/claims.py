@@ -293,8 +293,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_TOP_RETRIEVED, lambda m: [("top_k", int(m.group("n")))], lambda m: m.span("n"))
     read(_EPOCHS_OF_MINIBATCHES, lambda m: [("update_epochs", int(m.group("epochs"))), ("num_minibatches", int(m.group("minibatches")))])
     read(_STACKED_FRAMES, lambda m: [("frame_stack", int(m.group("n") or m.group("n2")))])
-    read(_TOKEN_BUDGET, lambda m: [("train_tokens", _token_count(m.group("n")))], lambda m: m.span("n"),
-         keep=lambda m: isinstance(v := _token_count(m.group("n")), (int, float)) and v >= 1e8)
+    read(_TOKEN_BUDGET, lambda m: [("train_tokens", _token_count(m))], lambda m: m.span("n"),
+         keep=lambda m: isinstance(v := _token_count(m), (int, float)) and v >= 1e8)
     read(_TOKEN_BATCH, lambda m: [("batch_tokens", numbers.parse_value(m.group("n") or m.group("n2")))],
          keep=lambda m: isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int))
     read(_BATCHES_OF, lambda m: [("global_batch_size" if m.group("global") else "minibatch_size", int(m.group("n") or m.group("n2")))],
@@ -343,7 +343,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_CLIPPED_AT_NORM, lambda m: [("max_grad_norm", numbers.parse_number(m.group("n")))], lambda m: (m.start("clip"), m.end()))
     read(_WARMUP_OF_WHICH, lambda m: [(terms.unit_name(m.group("unit").lower().rstrip("s") + "s") or "max_steps", int(m.group("total")),
                                        f"{m.group('total')} {m.group('unit')}"),  # its own words: the run's length, not the warm-up's
-                                      (_WARMUP_UNIT[m.group("unit").lower().rstrip("s")], int(m.group("n")))])
+                                      (_warmup_name(m.group("unit")), int(m.group("n")))])
     read(_EPSILON_ANNEAL, lambda m: [("epsilon_start", numbers.parse_number(m.group("start"))),
                                      ("exploration_epsilon", numbers.parse_number(m.group("end")))]
          + ([("epsilon_anneal_steps", numbers.parse_value(m.group("steps")))] if m.group("steps") else []))
@@ -417,12 +417,6 @@ _SWITCHED_OFF = re.compile(
 _LR_PREFIX = re.compile(r"^(?:lr|learning[\s\-]rate)\s+(?=warm)", re.IGNORECASE)  # "without LR warm-up"
 
 
-@functools.cache
-def _off_means_zero() -> frozenset[str]:
-    off = {str(name) for name, entry in terms.load_rules("lexicon.yaml").items() if isinstance(entry, dict) and entry.get("off_when_absent") == 0}
-    return frozenset(off | {"weight_decay"})
-
-
 def _switched_off(m: re.Match) -> list[tuple[str, Any] | ValueCheck]:
     what = (m.group("what") or m.group("what2")).strip()
     parts = re.split(r"\s*(?:/|\bor\b|\bnor\b|\band\b)\s*(?:(?:no|without|w/o)\s+)?", what, flags=re.IGNORECASE)
@@ -436,10 +430,12 @@ def _off_setting(what: str) -> list[tuple[str, Any] | ValueCheck]:
     if not hit or hit[1] != 0 or hit[2] < len(what.lower()) - 1:
         return []  # "no test-time augmentation": a phrase the lexicon does not name whole
     canonical = terms.lexicon_index().get(hit[0].lower(), hit[0])
-    if canonical in ("warmup_steps", "warmup_ratio", "warmup_epochs"):  # "no warm-up": in whatever unit the code counts it
-        others = [n for n in ("warmup_ratio", "warmup_epochs") if n != canonical] + (["warmup_steps"] if canonical != "warmup_steps" else [])
-        return [ValueCheck(name=canonical, names=others, expect=0)]
-    return [(canonical, 0)] if canonical in _off_means_zero() else []
+    if canonical in _WARMUP_NAMES:  # "no warm-up": in whatever unit the code counts it
+        return [ValueCheck(name=canonical, names=[n for n in _WARMUP_NAMES if n != canonical], expect=0)]
+    return [(canonical, 0)] if canonical in terms.off_when_zero() else []
+
+
+_WARMUP_NAMES = ("warmup_ratio", "warmup_epochs", "warmup_steps")
 
 
 # "crop 512×1024", "crop of 512x512": the training crop's size (a "crop 256 residues" is its unit's count)
@@ -572,8 +568,6 @@ _PAREN_WARMUP = re.compile(
 )
 # "4-bit weights", "8-bit quantisation": the bit width weights are quantised to (not "8-bit Adam", an optimizer)
 _QUANTIZED_BITS = re.compile(r"(?<![\w.])(?P<n>[1-8])-bit\s+(?:weights?|quanti[sz]\w*|gptq|awq|nf4|integer\s+weights)\b", re.IGNORECASE)
-# "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks); "a global batch
-# of 512 sequences" is the batch summed over devices and accumulation steps
 # "observations stack the last 32 frames", "stacking 4 frames": the frame stack, not a clip length
 _STACKED_FRAMES = re.compile(
     r"\bstack(?:s|ed|ing)?\s+(?:of\s+)?(?:the\s+)?(?:last\s+|previous\s+|most\s+recent\s+)?(?P<n>\d{1,3})\s+(?:\w+\s+)?frames\b"
@@ -585,13 +579,12 @@ _TOKEN_BUDGET = re.compile(
     r"(?<![\w.])(?P<n>\d+(?:\.\d+)?\s?[MBT]|\d{1,3}(?:,\d{3}){2,})\s+(?:training\s+|pre-?training\s+)?tokens\b"
     r"(?!\s+(?:per|each|a)\b)"
 )
-def _token_count(text: str) -> Any:
-    """"1.5T" (trillions, said of tokens only), "8B", "2,000,000,000" as a number."""
-    text = text.replace(" ", "")
-    if text.endswith("T"):
-        mantissa = numbers.parse_value(text[:-1])
-        return numbers.to_number(mantissa * 1_000_000_000_000) if isinstance(mantissa, (int, float)) else None
-    return numbers.parse_value(text)
+
+
+def _token_count(m: re.Match) -> Any:
+    """The budget's number as the number grammar reads it before "tokens" ("1.5T" is trillions there)."""
+    found = numbers.find_numbers(re.sub(r"(?<=\d)\s(?=[MBT]\b)", "", m.group(0)))  # "1.5 T tokens" too
+    return found[0].value if found and found[0].start == 0 else None
 
 
 # "4096 tokens per batch", "batches of 4,096 tokens": the batch counted in tokens
@@ -600,6 +593,8 @@ _TOKEN_BATCH = re.compile(
     r"|\b(?:mini-?)?batch(?:es)?\s+of\s+(?P<n2>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kKM]?)\s+tokens\b",
     re.IGNORECASE,
 )
+# "batches of 32 episodes": the minibatch counted in what it holds (never a meta-batch of tasks); "a global batch
+# of 512 sequences" is the batch summed over devices and accumulation steps
 _BATCHES_OF = re.compile(
     r"(?<![\w-])(?<!meta )(?<!meta-)(?P<global>global\s+)?(?:mini-?)?batch(?:es)?\s+of\s+(?P<n>\d{1,6})\s+"
     r"(?:episodes|sequences|seqs|trajectories|samples|images|examples|graphs|molecules|sentences|prompts|transitions|clips)\b"
@@ -644,8 +639,14 @@ def _cli_flag(m: re.Match) -> list[ValueCheck]:
         value = raw  # --lr_scheduler_type cosine: a word
     if raw is not None and raw.startswith("-") and not isinstance(value, (int, float)):
         return []
-    name = terms.lexicon_index().get(flag.lower()) or flag
-    return [ValueCheck(name=name, names=[flag] if name != flag else None, **_expectation(value))]
+    return [_code_named(flag, value)]
+
+
+def _code_named(key: str, value: Any) -> ValueCheck:
+    """A value under the name code gives it (a flag, a keyword): the lexicon's canonical name when the key is one of
+    its spellings (``num_train_epochs`` is ``epochs``), the key itself kept as a spelling."""
+    name = terms.lexicon_index().get(key.lower()) or key
+    return ValueCheck(name=name, names=[key] if name != key else None, **_expectation(value))
 
 
 # "rises linearly to 3.5e-4 over 10 epochs", "a linear warm-up from 0.1× over 4,800 iterations": the warm-up's length
@@ -664,8 +665,12 @@ _OTHER_WARMED = re.compile(r"\b(?:temperature|temp|momentum|weight|coefficient|c
 
 
 def _warmup_over(m: re.Match) -> list[tuple[str, Any]]:
-    unit = re.sub(r"s$", "", (m.group("unit") or m.group("unit2")).lower()).replace("update", "step")
-    return [(_WARMUP_UNIT[unit], numbers.parse_value(m.group("n") or m.group("n2")))]
+    return [(_warmup_name(m.group("unit") or m.group("unit2")), numbers.parse_value(m.group("n") or m.group("n2")))]
+
+
+def _warmup_name(unit: str) -> str:
+    """"epochs" -> warmup_epochs; steps, iterations and updates -> warmup_steps."""
+    return "warmup_epochs" if unit.lower().startswith("epoch") else "warmup_steps"
 
 
 # "PySRRegressor(niterations=100, maxsize=25, turbo=True)", "Trainer(max_epochs=10, precision=16)": a call written
@@ -701,8 +706,7 @@ def _call_keywords(m: re.Match, b: "_Builder") -> list[ValueCheck]:
             spellings = list(dict.fromkeys([symbol, keyword.arg]))
             out.append(ValueCheck(name=f"{callee}_{symbol}", names=spellings, **_expectation(value)))
             continue
-        name = terms.lexicon_index().get(keyword.arg.lower()) or keyword.arg
-        out.append(ValueCheck(name=name, names=[keyword.arg] if name != keyword.arg else None, **_expectation(value)))
+        out.append(_code_named(keyword.arg, value))
     return out
 
 
@@ -728,7 +732,6 @@ _WARMUP_OF_WHICH = re.compile(
     r"(?:are|is)\s+(?:a\s+)?(?:linear\s+)?(?:lr\s+)?warm-?up\b",
     re.IGNORECASE,
 )
-_WARMUP_UNIT = {"epoch": "warmup_epochs", "step": "warmup_steps", "iteration": "warmup_steps"}
 # "ε-greedy 1.0 → 0.01 over 250k steps", "epsilon annealed linearly from 1 to 0.1 over the first 1M frames": an
 # exploration schedule's ends and length (not the run's length)
 _EPSILON_ANNEAL = re.compile(
@@ -1064,10 +1067,10 @@ class _Builder:
         torch.distributions.Dirichlet`: one call check, the one that accepts every spelling (kept in place)."""
         targets = {t.strip() for t in check.target.split("|")}
         for index, other in enumerate(self.checks):
-            # a qualified API the claim writes out (`torch.svd_lowrank`) stays its own check: it says which one
             if not isinstance(other, CallCheck) or other.args != check.args or other.count != check.count or other.scope != check.scope:
                 continue
             known = {t.strip() for t in other.target.split("|")}
+            # a qualified API the claim writes out (`torch.svd_lowrank`) stays its own check: it says which one
             if targets <= known and not any("." in t for t in targets):
                 return index
             if known < targets and not any("." in t for t in known):
@@ -1956,7 +1959,7 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
             shape_end = shape.end()
         after = body[q.end : q.end + 40]
         name = None
-        phrase = terms.find_phrase(before, body[:last_end])
+        phrase = terms.find_phrase(before, body[max(0, last_end - 160) : last_end])  # a part described just before
         symbol = _SYMBOL_BEFORE.search(before)
         if symbol and _paper_symbol(symbol.group("sym")):
             # "clip range epsilon 0.2", "discount gamma 0.99": the phrase names the value, the symbol is how
@@ -2725,12 +2728,18 @@ _SIGMA_ACTIVATIONS = {"relu": "ReLU", "gelu": "gelu", "tanh": "tanh", "softplus"
                       "elu": "elu", "sigmoid": "sigmoid"}
 
 
+@functools.cache
+def _defined_sigma(claim: str) -> str | None:
+    """The activation the claim says its σ(·) is, or None."""
+    defined = _SIGMA_IS.search(claim)
+    return _SIGMA_ACTIVATIONS[defined.group("act").lower()] if defined else None
+
+
 def _sigma_as_defined(text: str, claim: str) -> str:
     """σ(·) applied in ``text`` as the activation the claim defines it to be (GCNII's "σ = ReLU")."""
-    defined = _SIGMA_IS.search(claim)
-    if defined is None:
+    act = _defined_sigma(claim)
+    if act is None:
         return text
-    act = _SIGMA_ACTIVATIONS[defined.group("act").lower()]
     text = re.sub(r"\\sigma(?=\s*(?:\\big|\\Big|\\bigg|\\left)?\s*[(\[])", lambda m: f"\\operatorname{{{act}}}", text)
     return re.sub(r"(?<![\w\\])(?:σ|sigma)(?=\s*\()", act, text)
 

@@ -22,11 +22,6 @@ _GREEK = {
 _SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 
 
-def load_rules(name: str) -> dict:
-    """A rules/ file as a mapping ({} when it is missing or not one)."""
-    return _load(name)
-
-
 def _load(name: str) -> dict:
     try:
         data = rules.load(name)
@@ -67,6 +62,13 @@ def is_integer(canonical: str) -> bool:
     """Whether ``canonical`` is a count or a size (rules/lexicon.yaml ``integer``), never a fraction."""
     entry = _load("lexicon.yaml").get(canonical)
     return isinstance(entry, dict) and entry.get("integer") is True
+
+
+@functools.cache
+def off_when_zero() -> frozenset[str]:
+    """The settings a repo may leave out and so switch off (rules/lexicon.yaml ``off_when_absent: 0``): "no dropout"
+    is their value check of 0, which the value check decides on a repo that never applies them."""
+    return frozenset(str(c) for c, e in _load("lexicon.yaml").items() if isinstance(e, dict) and e.get("off_when_absent") == 0)
 
 
 @functools.cache
