@@ -128,3 +128,18 @@ def test_a_parameter_count_beside_a_setting_keeps_the_setting():
     result = compiled("2 trainable parameters per layer, batch size 64", "D1")
     assert dumps(result) == [{"kind": "value", "name": "minibatch_size", "expect": 64}]
     assert [f.outcome for f in result.fragments] == ["context", "typed"]
+
+
+def test_a_bound_or_conclusion_restating_a_set_value_is_covered_by_its_check():
+    result = compiled("With alpha = 0.2: any threshold t < 0.8 gives a loss > 0.2, hence the cut-off = 0.8")
+    assert [(c.name, c.expect) for c in result.checks] == [("alpha", 0.2)]
+    assert [(f.outcome, f.reason.split(":")[0]) for f in result.fragments] == [("typed", ""), ("context", "derived value")]
+    assert result.coverage == "full"
+
+
+@pytest.mark.parametrize("claim", [
+    "With alpha = 0.2: any threshold t < 0.7 gives a loss > 0.2, hence the cut-off = 0.7",  # 0.7 is not 1 - 0.2
+    "dropout 0.5 on the features and 0.5 on the adjacency matrix",  # a second setting with the same value
+])
+def test_a_number_that_restates_no_set_value_stays_for_the_judge(claim):
+    assert compiled(claim).coverage == "partial"

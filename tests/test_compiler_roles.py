@@ -43,6 +43,9 @@ def test_a_role_word_before_the_parameter_names_that_part_s_setting(claim, expec
         ("head dim 64", [("head_dim", (), 64)]),  # a phrase of its own, matched whole
         ("learning rate 3e-4", [("learning_rate", (), 0.0003)]),
         ("100K training steps", [("num_steps", (), 100000)]),
+        # a preposition or a search verb before the lr is no part's name ("over_learning_rate" bound nothing)
+        ("grid search over lr in {1e-3, 1e-2}", [("learning_rate", (), None)]),
+        ("we sweep across learning rate {1e-4, 3e-4}", [("learning_rate", (), None)]),
     ],
 )
 def test_known_phrases_and_unqualified_parameters_keep_their_names(claim, expected):

@@ -1143,9 +1143,10 @@ class Lexicon:
             weak = [str(s) for s in entry.get("weak") or ()]
             self.groups[_norm(canonical)] = (_unique(strong), _unique(weak))
             self.group_apis[_norm(canonical)] = [str(a) for a in entry.get("apis") or ()]
-            if "off_when_absent" in entry:
+            if "off_when_absent" in entry or "default" in entry:  # a default is the value where nothing sets it
                 calls = [str(a) for a in [*(entry.get("apis") or ()), *(entry.get("uses") or ())]]
-                self.group_off[_norm(canonical)] = (entry["off_when_absent"], calls, [str(w) for w in entry.get("mentions") or ()])
+                absent = entry["off_when_absent"] if "off_when_absent" in entry else entry["default"]
+                self.group_off[_norm(canonical)] = (absent, calls, [str(w) for w in entry.get("mentions") or ()])
         self.member_of: dict[str, list[str]] = {}
         for canonical, (strong, _weak) in self.groups.items():
             for name in strong:

@@ -170,7 +170,8 @@ def _off_in_repo(check: ValueCheck, ctx: Context, resolver: ValueResolver, label
     if resolver.live_calls(uses, check.scope) or ctx.index.names_containing(mentions, (FileRole.test, FileRole.doc)):
         return None  # `nn.Dropout(cfg.p)`, `lr * min(1, step / warmup_iters)`: it may be applied, with a value not read
     apis = ", ".join(sorted({u.split(".")[-1] for u in uses})[:4])
-    message = f"no binding of {label} ({_shown_names(res, 4)})" + (f" and no call of {apis}" if apis else "") + f" in the repo: off, as claimed ({fmt(value)})"
+    state = "off" if value in (0, False) else "not set, so its default"
+    message = f"no binding of {label} ({_shown_names(res, 4)})" + (f" and no call of {apis}" if apis else "") + f" in the repo: {state}, as claimed ({fmt(value)})"
     details.update(actual=_plain(value), absent=True)
     return _result(status, score, message, [], details)
 

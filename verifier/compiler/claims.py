@@ -1429,6 +1429,23 @@ _DERIVED_KEY = re.compile(r"(?<![\w.])(?=[\w]*\d)\w+\s*[+*/]\s*\w+\s*$")  # "yie
 
 
 DERIVED_COUNT = "derived count"
+DERIVED_VALUE = "derived value"
+_CONCLUSION = re.compile(r"^\s*(?:thus|hence|therefore|so|which|i\.e\.,?)\s", re.IGNORECASE)
+
+
+def _restated(number: str, b: "_Builder") -> str:
+    """"alpha = 0.4: any trial with lambda < 0.6 has loss > 0.4": a number that is a value the claim already
+    checks, or its complement 1 - x for a fraction: the setting it restates ("alpha = 0.4"), else ""."""
+    q = numbers.parse_number(number.strip().rstrip("%"))
+    if q is None:
+        return ""
+    x = q / 100 if number.strip().endswith("%") else q
+    for check in b.checks:
+        v = check.expect if isinstance(check, ValueCheck) else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and check.name:
+            if _same_number(x, v) or (0 < v < 1 and _same_number(x, 1 - v)):
+                return f"{check.name} = {v:g}"
+    return ""
 
 
 def _derived_holds(expression: str, stated: str, claim: str) -> str:
@@ -1587,6 +1604,8 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         if fallback:  # "Task type for MS-COCO: controlling ... = multilabel_classification": the label names it
             made.append(b.add(_value_check(fallback, key_expect)))
             continue
+        if _CONCLUSION.match(key) and isinstance(key_expect, (int, float)) and (setting := _restated(str(key_expect), b)):
+            return [], f"{DERIVED_VALUE}: {key_expect:g} follows from {setting}, which its value check decides"
         return [], f"no parameter name for '{key.strip()}' (add an alias)"
     if re.search(r"(?<![\w.])\d", match.group("keys")):  # "trained for 100k steps with KL weight beta=1e-3"
         more, _ = _compile_quantities(match.group("keys"), b)
@@ -1735,6 +1754,37 @@ def _string_settings(body: str, b: _Builder) -> list[int]:
             continue  # "sym4", "bior2.4" (a family and an order) or a known value word ("periodic", "zero")
         made.append(b.add(ValueCheck(name=name, expect=value)))  # "Dirichlet BC" names no distribution
     return made
+
+
+# "default betas", "default decoding hyperparameters (temperature, top-p)", "temperature left at its default";
+# not "by default" (a choice the paper makes), nor a default given with its number ("default lr of 1e-3")
+_DEFAULT_LIST = re.compile(r"(?<!\bby )\bdefaults?\s+(?:[a-z]+\s+){0,2}?(?:hyper-?)?param(?:eter)?s?(?:\s+values?)?\s*\((?P<items>[^()]{1,120})\)", re.IGNORECASE)
+_DEFAULT_ONE = re.compile(r"(?<!\bby )\bdefaults?\s+(?:values?\s+(?:of|for)\s+)?(?:the\s+)?(?P<phrase>[A-Za-z][\w\-]*(?:\s+[A-Za-z][\w\-]*){0,2})", re.IGNORECASE)
+_AT_DEFAULT = re.compile(r"(?P<phrase>[A-Za-z][\w\-]*(?:\s+[A-Za-z][\w\-]*){0,2}?)\s+(?:(?:is|are)\s+)?(?:left|kept|set)?\s*(?:at|to)\s+(?:its|their|the)\s+defaults?\b", re.IGNORECASE)
+
+
+def _default_settings(body: str, b: _Builder) -> list[int]:
+    """"Adam with default betas", "default decoding hyperparameters (temperature, etc.)": the claim says a setting
+    is left as the library leaves it, which is a value: the named API's documented default, else the one every
+    common library uses (rules/lexicon.yaml `default`). A phrase that names no lexicon parameter, or one with no
+    known default, stays what it was."""
+    phrases = [item for m in _DEFAULT_LIST.finditer(body) for item in re.split(r",|\band\b|\bor\b|/", m.group("items"))]
+    phrases += [p for m in _DEFAULT_ONE.finditer(body) if not re.match(r"\s*(?:of|=|:|is|was)?\s*[-+]?\d", body[m.end():])
+                for p in re.split(r"\s+(?:and|or)\s+", m.group("phrase"))]  # "default betas and eps": both
+    phrases += [m.group("phrase") for m in _AT_DEFAULT.finditer(body)]
+    apis = [t.strip() for c in b.checks if isinstance(c, CallCheck) for t in c.target.split("|")]
+    made: list[int] = []
+    for phrase in phrases:
+        words = re.sub(r"\betc\.?|\.\.\.|…", " ", phrase).split()
+        canonical = next((c for n in range(len(words), 0, -1)
+                          if (c := terms.lexicon_index().get("_".join(words[:n]).lower().replace("-", "_")))), None)
+        if canonical is None or any(isinstance(c, ValueCheck) and c.name == canonical for c in b.checks):
+            continue  # no lexicon parameter, or the claim states its value itself
+        value = next((v for api in apis if (v := terms.library_default(api, canonical)) is not None), None)
+        value = terms.default_value(canonical) if value is None else value
+        if value is not None:
+            made.append(b.add(ValueCheck(name=canonical, expect=value)))
+    return [m for m in made if m >= 0]
 
 
 _MODEL_ID = re.compile(r"^(?P<id>[A-Za-z][\w.]*(?:-[\w.]+)*-\d+(?:\.\d+)?[bBmMkK]?(?:-[\w.]+)*)(?=\s*(?:\(|$|,|;))")
@@ -3023,7 +3073,7 @@ def _fragment(
         masked = _gloss_first(masked)
         sampled, masked = _distribution_checks(masked, b)
         made, reason = _compile_assignment(masked, b, label_text, own_label=label_text != claim_label or body != text.strip())
-        if reason.startswith(f"{DERIVED_COUNT}:") and not made:
+        if reason.startswith((f"{DERIVED_COUNT}:", f"{DERIVED_VALUE}:")) and not made:
             return Fragment(text, "context", reason)
         statistics = dimension == Dimension.numerical and _STATISTICS_LABEL.search(label_text or "")
         if not made and statistics and not re.search(r"=", masked):
@@ -3036,6 +3086,8 @@ def _fragment(
             if dimension == Dimension.protocol:  # "set size 2.92", "A 45.05%": measurements the claim reports
                 unnamed = [u for u in unnamed if not re.fullmatch(r"\d+\.\d+%?|\d+%", u)]
             made = inline + quantities
+            # "alpha = 0.4: any trial with lambda < 0.6 has loss > 0.4": a bound the set value (or 1 - it) restates
+            unnamed = [u for u in unnamed if not (re.search(rf"[<>≤≥]\s*{re.escape(u)}(?![\d.])", masked) and _restated(u, b))]
             if made:
                 reason = f"number(s) {', '.join(unnamed[:3])} with no parameter name" if unnamed else ""
             elif unnamed and not reason:
@@ -3060,6 +3112,7 @@ def _fragment(
             elif len(rest) > _MAX_UNEXPLAINED_WORDS:
                 reason = f"describes more than the named API(s): '{' '.join(rest[:6])} ...'"
         made += sampled + named
+        made += _default_settings(body, b)  # after the APIs: "Adam with default betas" is Adam's default
         made, reason = method_claims.merge(body, b, made, reason)  # "R is initialized to zero", "B and A frozen"
         if any(getattr(b.checks[i], "rule", None) == "trainable" for i in made if 0 <= i < len(b.checks)):
             b.api_notes = [n for n in b.api_notes if not n.startswith(mentions.TRAINABILITY_NOTE)]  # the check reads it

@@ -72,6 +72,26 @@ def off_when_zero() -> frozenset[str]:
 
 
 @functools.cache
+def default_value(canonical: str) -> Any:
+    """The value every common library gives ``canonical`` where nothing sets it (rules/lexicon.yaml ``default``:
+    a sampling temperature of 1), or None."""
+    entry = _load("lexicon.yaml").get(canonical)
+    return entry.get("default") if isinstance(entry, dict) else None
+
+
+@functools.cache
+def library_default(target: str, canonical: str) -> Any:
+    """The documented default of the argument of API ``target`` that is ``canonical`` (one of its lexicon
+    spellings: Adam's ``betas``), from rules/library_defaults.yaml; None when the API or the argument is not there."""
+    spellings = {canonical.lower(), *(s.lower() for s in _synonyms(canonical))}
+    for key, entry in _load("library_defaults.yaml").items():
+        if isinstance(entry, dict) and target in (key, *(entry.get("aliases") or ())):
+            hits = [v for arg, v in sorted((entry.get("defaults") or {}).items()) if str(arg).lower() in spellings]
+            return hits[0] if len(hits) == 1 else None
+    return None
+
+
+@functools.cache
 def weak_owners() -> dict[str, tuple[str, ...]]:
     """A weak spelling (``r``, ``alpha``) -> the canonical names that own it, sorted."""
     out: dict[str, list[str]] = {}
@@ -274,7 +294,7 @@ def _part_before(before: str, canonical: str) -> re.Match | None:
     noun = word.group(1)
     if word.group(1) in role_qualifiers():
         return word
-    if canonical == "learning_rate" and len(noun) >= 3 and noun not in _LR_MODIFIERS | _NOT_PARTS | optimizer_words():
+    if canonical == "learning_rate" and len(noun) >= 3 and noun not in _LR_MODIFIERS | _NOT_PARTS | _NOT_NOUNS | optimizer_words():
         return word
     return None
 
@@ -302,6 +322,14 @@ def optimizer_words() -> frozenset[str]:
     for name in _load("claim_apis.yaml").get("optimizer") or {}:
         words.update(re.findall(r"[a-z0-9]+", str(name).lower()))
     return frozenset(words | {"adam", "adamw", "sgd", "lion", "lamb", "lars", "rmsprop", "adagrad", "adafactor", "muon", "sophia"})
+
+
+# words that are no part's name: "a grid search over lr in {...}", "we sweep across lr", "tuned via lr finder"
+_NOT_NOUNS = frozenset(
+    "over across from into onto via under within than between among all both either any some which whose when "
+    "where while are was were been being sweep sweeps swept sweeping search searched searching grid tune tunes "
+    "vary varies varied varying try tried range ranges ranging".split()
+)
 
 
 _NOT_PARTS = frozenset(
