@@ -47,7 +47,7 @@ def test_phrases_sets_ranges_percent_and_labels():
     assert {"name": "warmup_ratio", "expect": 0.1} in checks
     assert {"name": "weight_decay", "expect": 0.01} in checks
     assert {"name": "lora_rank", "sweep": [8, 16]} in checks  # a set: one run per rank
-    assert {"name": "learning_rate", "expect": [0.001, 0.01]} in checks  # a range stays one interval value
+    assert {"name": "learning_rate", "within": [0.001, 0.01]} in checks  # a range bounds the one value
     assert result.coverage == "full"
 
 

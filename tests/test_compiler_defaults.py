@@ -58,3 +58,35 @@ def test_a_temperature_set_elsewhere_is_a_deviation_at_its_line(tmp_path):
                               "out = client.chat.completions.create(model='m', messages=[], temperature=0.0)\n")
     assert (verdict.status.value, verdict.score) == ("partial", 0.25)  # greedy decoding where sampling is claimed
     assert [(e.file, e.line) for e in verdict.evidence] == [("sample.py", 3)]
+
+
+@pytest.mark.parametrize(("claim", "within"), [
+    ("hyperparameter search: learning_rate range [0.001, 0.01]", ("learning_rate", [0.001, 0.01])),
+    ("weight decay in [0.01, 0.1]", ("weight_decay", [0.01, 0.1])),
+    ("lr range [0.0005, 0.001]", ("learning_rate", [0.0005, 0.001])),
+])
+def test_a_range_of_a_one_number_setting_bounds_its_value(claim, within):
+    result = compile_claim(SAU(id="d-D1-001", dimension="D1", claim=claim))
+    assert [(c.name, c.within) for c in result.checks if c.kind == "value"] == [within]
+
+
+@pytest.mark.parametrize(("claim", "expect"), [
+    ("betas in [0.9, 0.999]", ("betas", [0.9, 0.999])),  # a pair setting: the pair is its value
+    ("epsilon in [0.0, 0.2] (initial position)", ("epsilon", [0, 0.2])),  # a symbol's sampling domain
+])
+def test_a_pair_setting_or_a_symbol_s_domain_keeps_the_pair(claim, expect):
+    result = compile_claim(SAU(id="d-D1-001", dimension="D1", claim=claim))
+    assert [(c.name, c.expect) for c in result.checks if c.kind == "value"] == [expect]
+
+
+def test_a_searched_range_passes_a_value_inside_it_and_the_search_wording_is_covered(tmp_path):
+    claim = "Search: learning_rate range [0.001, 0.01], weight_decay range [0.0001, 0.001], grid search over method-specific ranges"
+    result = compile_claim(SAU(id="d-D1-001", dimension="D1", claim=claim))
+    assert result.coverage == "full" and result.fragments[-1].checks == (0, 1)
+    (tmp_path / "train.py").write_text("learning_rate = 0.005\nweight_decay = 0.05\n")
+    (tmp_path / "sau.yaml").write_text(
+        f"version: 1\npaper: {{id: t, title: t}}\nsaus:\n  - id: t-D1-001\n    dimension: numerical\n    claim: \"{claim}\"\n")
+    verdict = run_repo(tmp_path, use_cache=False).verdicts[0]
+    statuses = [(c.status.value, [(e.file, e.line) for e in c.evidence]) for c in verdict.checks]
+    assert statuses[0] == ("pass", [("train.py", 1)])  # 0.005 lies in [0.001, 0.01]
+    assert statuses[1][0] != "pass" and statuses[1][1] == [("train.py", 2)]  # 0.05 is outside [1e-4, 1e-3]

@@ -46,6 +46,10 @@ def test_a_role_word_before_the_parameter_names_that_part_s_setting(claim, expec
         # a preposition or a search verb before the lr is no part's name ("over_learning_rate" bound nothing)
         ("grid search over lr in {1e-3, 1e-2}", [("learning_rate", (), None)]),
         ("we sweep across learning rate {1e-4, 3e-4}", [("learning_rate", (), None)]),
+        # how the values are tried is no part of the name ("learning_rate_searched_over", "lr_swept_over")
+        ("learning rate searched over {0.001, 0.01} by grid search", [("learning_rate", (), None)]),
+        ("lr swept over {1e-3, 3e-3}", [("lr", (), None)]),  # as written: a lexicon spelling of learning_rate
+        ("dropout chosen from [0.0, 0.1, 0.3] on validation", [("dropout", (), None)]),
     ],
 )
 def test_known_phrases_and_unqualified_parameters_keep_their_names(claim, expected):

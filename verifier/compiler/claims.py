@@ -971,7 +971,9 @@ _RANGE_KEY_RE = re.compile(
 # "noise scales [0.01, 0.001] times data_std on ...", "guidance weight grid [9, 10] x1e4 for 2D": a bracketed
 # list right after a noun phrase, prose after it
 _LIST_KEY_RE = re.compile(
-    r"^(?P<keys>[A-Za-z][\w\-]*(?:\s+[A-Za-z][\w\-]*){0,3}?)\s+(?:range|search|sweep|grid|values|of)?\s*"
+    r"^(?P<keys>[A-Za-z][\w\-]*(?:\s+[A-Za-z][\w\-]*){0,3}?)\s+(?:range|search|sweep|grid|values|of|"
+    # "learning rate searched over {...}", "dropout chosen from [...]": how the values are tried, not the name
+    r"(?:searched|swept|tuned|varied|chosen|selected|ranging)(?:\s+(?:over|in|from|across|among|within))?|over|from|among|across)?\s*"
     r"(?P<val>[\[{][^\[\]{}]*[\]}](?:\s*[x×*·]\s*(?:\d+(?:\.\d+)?[eE][-+]?\d+|10\^?[-+]?\d+))?)(?=\s|$)(?P<rest>.*)$",
     re.DOTALL,
 )
@@ -1157,6 +1159,15 @@ _SWEEP_CUE = re.compile(
 )
 _INTERVAL_CUE = re.compile(r"\b(?:range|ranges|interval|between|bounds?|domain|from)\b", re.IGNORECASE)
 _MEMBERSHIP = re.compile(r"∈|\\in\b|\bin\b|\bover\b", re.IGNORECASE)
+
+
+def _searched_interval(value: Any, name: str, key: str, connector: str) -> bool:
+    """"learning_rate range [0.001, 0.01]", "weight decay ∈ [0.01, 0.1]": two increasing ends after a range or
+    membership word, said of a one-number lexicon setting, bound where its value lies (a search space, a tuned
+    range); a pair setting (betas, an image size, x_range) keeps the pair as its value."""
+    return (type(value) is list and _is_interval(value) and name in terms.canonical_names() and not terms.tuple_valued(name)
+            and len(key.strip()) > 1 and terms.ascii_symbol(key.strip()).lower() not in terms.GREEK_NAMES  # "epsilon in [0, 0.2]": a symbol's domain
+            and bool(_INTERVAL_CUE.search(connector) or _MEMBERSHIP.search(connector)))
 
 
 def _as_sweep(values: Any, written: str, cue: str, connector: str = "") -> Any:
@@ -1576,6 +1587,8 @@ def _compile_assignment(body: str, b: _Builder, label: str = "", own_label: bool
         if name and name.lower() in terms.GREEK_NAMES and _is_symbol(key) and name not in b.aliases:
             made.append(b.add(_symbol_check(key, key_expect, label)))  # λ: lam, lambda_, ... and the label's words
             continue
+        if name and _searched_interval(key_expect, name, key, body[match.end("keys") : match.start("val")]):
+            key_expect = Interval(key_expect)  # "learning_rate range [0.001, 0.01]": the value lies in it
         if name:
             made.append(b.add(_value_check(name, key_expect)))
             continue
@@ -3430,10 +3443,23 @@ _ORDER_RESTATEMENT = re.compile(
 )
 
 
+# "grid search over method-specific ranges", "random search over these values": how the swept values or
+# ranges the claim lists are tried, which their own checks decide
+_SEARCH_RESTATEMENT = re.compile(
+    r"^(?:(?:a|by|via|with|using)\s+)?(?:grid|random|exhaustive|hyper-?parameter)\s+search(?:es)?\s+(?:over|across|on|of|in)\s+"
+    r"(?:the\s+|these\s+|those\s+|all\s+)?(?:[\w-]+\s+){0,2}(?:ranges?|values|grids?|settings|search\s+spaces?|spaces?)$",
+    re.IGNORECASE,
+)
+
+
 def _restated_orders(fragments: list[Fragment], b: "_Builder") -> list[Fragment]:
     """A fragment that only says, in words, how the list of values just before it runs is context: the list's value
-    check decides it."""
+    check decides it; so is one saying the listed ranges are searched (their sweep and interval checks decide it)."""
     out = list(fragments)
+    searched = tuple(i for i, c in enumerate(b.checks) if isinstance(c, ValueCheck) and (c.sweep is not None or c.within is not None))
+    for i, here in enumerate(out):
+        if here.outcome == "leftover" and searched and _SEARCH_RESTATEMENT.match(here.text.strip()):
+            out[i] = Fragment(here.text, "typed", "", searched)
     for i in range(1, len(out)):
         previous, here = out[i - 1], out[i]
         listed = any(isinstance(b.checks[c], ValueCheck) and isinstance(b.checks[c].expect, list) and len(b.checks[c].expect) >= 3

@@ -71,6 +71,19 @@ def off_when_zero() -> frozenset[str]:
     return frozenset(str(c) for c, e in _load("lexicon.yaml").items() if isinstance(e, dict) and e.get("off_when_absent") == 0)
 
 
+_TUPLE_SETTINGS = frozenset(
+    "betas image_size input_size crop_size resize_size kernel_size stride strides padding dilation patch_size "
+    "window_size milestones lr_milestones num_layers_per_stage depths dims channel_mult".split()
+)
+_TUPLE_SUFFIX = re.compile(r"_(?:range|ranges|size|sizes|shape|bounds|domain|interval|milestones|resolution|betas|dims)$")
+
+
+def tuple_valued(canonical: str) -> bool:
+    """Whether a setting's one value may be a pair or a list (Adam's betas, an image size, a kernel, a domain):
+    "[0.9, 0.999]" after it is its value, not the ends of an interval its value lies in."""
+    return canonical.lower() in _TUPLE_SETTINGS or bool(_TUPLE_SUFFIX.search(canonical.lower()))
+
+
 @functools.cache
 def default_value(canonical: str) -> Any:
     """The value every common library gives ``canonical`` where nothing sets it (rules/lexicon.yaml ``default``:
