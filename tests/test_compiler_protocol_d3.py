@@ -641,3 +641,31 @@ def test_a_pretrained_baseline_keeps_its_size_and_is_decided_by_the_model_it_loa
     assert "pythia-410m" in pythia.message
     assert [(e.file, e.line) for e in pythia.evidence] == [("eval.py", 3), ("eval.py", 7)]
     assert (verdict.status.value, verdict.score) == ("partial", 0.5)  # one of two baselines drifted
+
+
+def _rules(claim: str) -> set[str]:
+    result = compile_claim(SAU(id="p-D3-001", dimension="D3", claim=claim))
+    return {c.rule for c in result.checks if c.kind == "protocol"}
+
+
+@pytest.mark.parametrize(("claim", "rule"), [
+    ("NER on CoNLL-2003: micro F1 on the test sets, the model chosen by dev-set F1", "select-on-validation"),
+    ("test score @ best-val epoch, 10 runs", "select-on-validation"),
+    ("the probe learning rate chosen on 10,000 images held out from the training set", "select-on-validation"),
+    ("the 14K clean validation images are used only for model selection", "select-on-validation"),
+    ("the 28 days before them are the validation window on which all hyperparameters are chosen", "select-on-validation"),
+    ("preprocessing (quantile transform) fit on the train part only", "no-test-leakage"),
+    ("all ablations on val only, single model", "no-test-leakage"),
+    ("train on defect-free images only, no test images for tuning", "no-test-leakage"),
+])
+def test_selection_and_leakage_stated_in_free_words(claim, rule):
+    assert rule in _rules(claim)
+
+
+@pytest.mark.parametrize("claim", [
+    "last-epoch model, no early stopping on the test session",  # negated: nothing is selected
+    "hyperparameters are tuned on the test split",  # the opposite of selecting on validation data
+    "the best result on ImageNet is reported",  # a result, no validation data
+])
+def test_a_negated_or_test_set_choice_is_no_selection_on_validation(claim):
+    assert "select-on-validation" not in _rules(claim)

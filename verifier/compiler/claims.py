@@ -2507,9 +2507,8 @@ def _protocol_checks(text: str, b: _Builder, dimension: Dimension | None = None)
     for hit in found:
         out.append(b.add(ProtocolCheck(rule=hit.category, expect=hit.target)))
     lowered = text.lower()
-    for rule, cues in terms.protocol_rule_cues().items():
-        if any(cue in lowered for cue in cues):
-            out.append(b.add(ProtocolCheck(rule=rule)))
+    for rule in terms.protocol_rules_stated(text):
+        out.append(b.add(ProtocolCheck(rule=rule)))
     # A method sentence names frozen parts among much else ("adapters after each block of the frozen backbone"):
     # in D2 a frozen part is typed only from a statement that is the whole fragment (method_claims). A
     # baseline's or an ablation's frozen parts are not the main method's, in any dimension.

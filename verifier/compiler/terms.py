@@ -573,6 +573,39 @@ def protocol_rule_cues() -> dict[str, list[str]]:
     return {str(rule): [str(c).lower() for c in phrases or []] for rule, phrases in sorted(cues.items())}
 
 
+@functools.cache
+def _rule_patterns() -> dict[str, tuple[re.Pattern, ...]]:
+    data = _load("claim_protocol.yaml").get("rule_patterns") or {}
+    return {str(rule): tuple(re.compile(str(p)) for p in patterns or []) for rule, patterns in sorted(data.items())}
+
+
+def protocol_rules_stated(text: str) -> list[str]:
+    """The parameterless protocol rules a text states, by their phrases or patterns (rules/claim_protocol.yaml
+    ``rule_cues``, ``rule_patterns``). A statement negated ("no early stopping") or about the test data ("tuned on
+    the held-out test set": the opposite of selecting on validation data) states nothing."""
+    lowered = text.lower()
+    out = []
+    for rule in sorted(set(protocol_rule_cues()) | set(_rule_patterns())):
+        spans = [(i, i + len(cue)) for cue in protocol_rule_cues().get(rule, []) for i in _occurrences(lowered, cue)]
+        spans += [m.span() for p in _rule_patterns().get(rule, ()) for m in p.finditer(lowered)]
+        if any(not _negated_or_test(lowered, start, end) for start, end in spans):
+            out.append(rule)
+    return out
+
+
+def _occurrences(text: str, cue: str) -> list[int]:
+    found, at = [], text.find(cue)
+    while at >= 0:
+        found.append(at)
+        at = text.find(cue, at + 1)
+    return found
+
+
+def _negated_or_test(text: str, start: int, end: int) -> bool:
+    before = text[max(0, start - 12) : start]
+    return bool(re.search(r"\b(?:no|not|without|never)\s+$", before) or re.match(r"[\w\s-]{0,12}\btest\b", text[end:]))
+
+
 def protocol_mapping(kind: str) -> dict[str, str]:
     """A phrase -> name mapping of rules/claim_protocol.yaml (``frozen_targets``), sorted longest first."""
     data = _load("claim_protocol.yaml").get(kind) or {}
