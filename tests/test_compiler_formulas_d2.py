@@ -272,3 +272,32 @@ def test_the_constants_after_a_formula(claim, values):
     assert any(c.get("expect") or c.get("latex") for c in dumps(result) if "name" not in c)  # the formula itself
     if not values:
         assert any("not the value after it" in f.reason for f in result.fragments)
+
+
+@pytest.mark.parametrize(("claim", "expect"), [
+    ("the critic minimizes (Q(s, a) - y)^2", "(Q(s, a) - y)**2"),
+    ("and the temperature minimises -log_alpha * (logp + target_entropy)", "- log_alpha * (logp + target_entropy)"),
+    ("the KL penalty is beta * (logp - logp_ref)", "beta * (logp - logp_ref)"),
+])
+def test_a_formula_stated_with_a_verb_is_a_formula_check(claim, expect):
+    result = compiled(claim, "D2")
+    assert [c.expect for c in result.checks if c.kind == "formula"] == [expect]
+    assert result.coverage == "full"
+
+
+@pytest.mark.parametrize("claim", [
+    "the model is trained to minimize the reconstruction error",  # words, no expression
+    "the loss is computed on the validation set",
+    "the score is higher (better) for larger models",  # a bracket of prose
+])
+def test_prose_after_the_verb_is_no_formula(claim):
+    assert [c for c in compiled(claim, "D2").checks if c.kind == "formula"] == []
+
+
+def test_a_worded_loss_keeps_its_constants_and_the_apis_it_names():
+    result = compiled("the box loss is lambda_L1 * ||b - b_hat||_1 + lambda_giou * (1 - GIoU) with lambda_L1 = 5 and "
+                      "lambda_giou = 2 (F.l1_loss)", "D2")
+    assert [(c.kind, c.expect if c.kind != "call" else c.target) for c in result.checks] == [
+        ("formula", "lambda_L1 * sum(abs(b - b_hat)) + lambda_giou * (1 - GIoU)"), ("value", 5), ("value", 2),
+        ("call", "torch.nn.functional.l1_loss | torch.nn.L1Loss")]
+    assert result.coverage == "full"

@@ -2756,8 +2756,8 @@ _LEAD_SETTING = re.compile(
 _SETTING_TEXT = r"[^\s=;,]{1,12}\s*=\s*[-+]?\d[\d.]*(?:[eE][-+]?\d+)?(?:\s*/\s*\d+)?%?"
 _TRAIL_SETTING = re.compile(
     r"^(?P<formula>[^=;]{1,60}=[^;]+?)(?:\s*,\s*|\s+)(?:with|where)\s+"
-    rf"(?P<setting>{_SETTING_TEXT}(?:\s*(?:,\s*(?:and\s+)?|and\s+){_SETTING_TEXT})*)\s*$"
-)  # "... with eps = 8/255 and alpha = 2/255": each constant of the formula
+    rf"(?P<setting>{_SETTING_TEXT}(?:\s*(?:,\s*(?:and\s+)?|and\s+){_SETTING_TEXT})*)(?P<named>\s*\([^()]*\))?\s*$"
+)  # "... with eps = 8/255 and alpha = 2/255": each constant of the formula; "(F.l1_loss)": the APIs it uses
 
 
 _SUBSCRIPTED = re.compile(r"\s*[A-Za-zα-ωΑ-Ω]\w*_\{?\w+\}?\s*=")  # "lambda_fm =", "s_0 =": a symbol with a name of its own
@@ -2806,8 +2806,44 @@ def _sigma_as_defined(text: str, claim: str) -> str:
     return re.sub(r"(?<![\w\\])(?:σ|sigma)(?=\s*\()", act, text)
 
 
+# "the eikonal term is mean((||grad f(p)||_2 - 1)^2)", "the temperature minimises -log_alpha * (logp + H)": a
+# formula stated with a verb instead of "=" (its left side named in words)
+_WORDED_FORMULA = re.compile(
+    r"^(?:(?:and|while|then|so)\s+)?(?:the\s+|its\s+|a\s+|an\s+)?(?P<name>(?:[A-Za-z][\w-]*\s+){0,3}?"
+    r"(?:loss|term|objective|penalty|regulari[sz]er|regularization|target|reward|score|estimate|bonus|cost|"
+    r"critic|actor|temperature|policy|generator|discriminator|encoder|decoder|model|network))\s+"
+    r"(?:is|reads|becomes|equals|minimi[sz]es|maximi[sz]es|optimi[sz]es|is\s+trained\s+to\s+minimi[sz]e)\s+(?P<expr>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_MATH_WORDS = frozenset(
+    "mean sum log exp sqrt norm grad min max abs softmax sigmoid tanh relu prod argmax argmin clip clamp var std "
+    "det trace diag dot matmul sign floor ceil round detach stopgrad sg".split()
+)
+
+
+def _worded_formula(text: str) -> str | None:
+    """``name = expr`` for a formula stated with a verb, when what follows the verb is an expression (operators or
+    math calls, no two prose words in a row); else None."""
+    m = _WORDED_FORMULA.match(text.strip())
+    if not m:
+        return None
+    expr = re.split(r"\s+(?:with|where|using|via|from|on|for)\s+(?=[a-z])", m.group("expr"), maxsplit=1)[0].strip().rstrip(".")
+    if not re.search(r"[-+*/^()|‖]", expr) or re.search(r"(?<![\w.])[A-Za-z]{3,}\s+[A-Za-z]{3,}(?![\w(])", _without(expr, _MATH_WORDS)):
+        return None
+    name = re.sub(r"\W+", "_", m.group("name").strip()).strip("_").lower()
+    return f"{name} = {m.group('expr').strip()}"  # its condition ("with H = -dim(A)") read as any formula's
+
+
+def _without(text: str, words: frozenset[str]) -> str:
+    return re.sub(r"[A-Za-z]+", lambda w: "" if w.group(0).lower() in words else w.group(0), text)
+
+
 def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
     text = _sigma_as_defined(text, b.claim)
+    if formulas.find_formula(text) is None and (worded := _worded_formula(text)) is not None:
+        made, reason = _formula_check(worded, b)
+        if made:
+            return made, reason
     trail = _TRAIL_SETTING.match(text.strip())
     if trail and formulas.find_formula(trail.group("formula")) is not None:
         # the constant's symbol (λ, ε) names no parameter a repo sets under it (`eps` would be Adam's): the formula
@@ -2823,9 +2859,10 @@ def _formula_check(text: str, b: _Builder) -> tuple[list[int], str]:
                     constant = next(iter(_compile_assignment(setting, b)[0]), None)
                 if constant is not None:
                     constants.append(constant)
+            named = _api_checks(trail.group("named"), b) if trail.group("named") else []
             if len(constants) == len(settings):
-                return [*made, *constants], reason
-            return [*made, *constants], reason or f"the formula is typed, not the value after it ('{trail.group('setting').strip()}')"
+                return [*made, *constants, *named], reason
+            return [*made, *constants, *named], reason or f"the formula is typed, not the value after it ('{trail.group('setting').strip()}')"
     lead = _LEAD_SETTING.match(text.strip())
     if lead and formulas.find_formula(lead.group("formula")) is not None:
         made, reason = _formula_check(lead.group("formula"), b)
@@ -3173,7 +3210,7 @@ def _fragment(
 
 # "w=[1,1,<1]": an element given as a bound; "a~U(-2,2) or 0 with 30% probability": a branch of the sampling
 # code; "grid 64x8" beside "downsample factor 8": a size written as the stored size times a factor
-_BOUNDED_LIST = re.compile(r"[\[(][^\[\]()]*[<>≤≥][^\[\]()]*[\])]")
+_BOUNDED_LIST = re.compile(r"[\[(](?=[^\[\]()]*,)[^\[\]()]*[<>≤≥][^\[\]()]*[\])]")  # a list: "1(u < 0)" is an indicator
 _MIXED_DRAW = re.compile(r"\bor\s+[-+]?\d+(?:\.\d+)?\s+with\s+(?:a\s+)?(?:probability\s+(?:of\s+)?\d+(?:\.\d+)?%?|\d+(?:\.\d+)?%?\s+probability)", re.IGNORECASE)
 _SIZE_TIMES_FACTOR = re.compile(r"(?<![\w.])(?P<size>\d+)\s*[x×]\s*(?P<factor>\d+)(?![\w.])")
 

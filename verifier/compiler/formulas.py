@@ -1000,7 +1000,8 @@ _PROSE_CUT = re.compile(
     r"|\s[a-z]{3,}ed\s+(?:by|with|from|over|across|along|at|after|until|between)\s"  # "... - 1 ramped by the progress p"
     r"|\s(?:over|across|among)\s+(?:the|all|each|every|its|their|[A-Z]\s)",  # "σ(r_w - r_l) over the K outcomes"
 )
-_TRAILING_REMARK = re.compile(r"\s+\((?=[A-Za-z]{3,}\s)[^()*/^=+]*\)\s*$")  # "(per spatial grid)", not sqrt(a * b)
+# "(per spatial grid)", not sqrt(a * b) nor "(logp - logp_ref)" (a spaced minus is an operator, a hyphen is not)
+_TRAILING_REMARK = re.compile(r"\s+\((?=[A-Za-z]{3,}\s)(?![^()]*\s[-−]\s)[^()*/^=+]*\)\s*$")
 
 
 def _trim_prose(rhs: str) -> str:
