@@ -234,7 +234,8 @@ def compiled(claim: str) -> list[dict]:
         # one setting with a tuple, shape or interval value keeps a list `expect`
         ("betas=(0.9, 0.999)", [{"name": "betas", "expect": [0.9, 0.999]}]),
         ("video latent space: resolution=256×256", [{"name": "image_size", "expect": [256, 256]}]),
-        ("learning_rate range [0.001, 0.01]", [{"name": "learning_rate", "expect": [0.001, 0.01]}]),
+        # ... but a one-number setting's range bounds its value (a scalar lr is never the list)
+        ("learning_rate range [0.001, 0.01]", [{"name": "learning_rate", "within": [0.001, 0.01]}]),
         ("milestones = [30, 60, 90]", [{"name": "milestones", "expect": [30, 60, 90]}]),
     ],
 )

@@ -330,7 +330,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_EPOCHS_OF_ITERATIONS, lambda m: [("epochs", int(m.group("epochs"))), ("steps_per_epoch", numbers.parse_value(m.group("steps")))])
     read(_LR_ARROW, lambda m: _lr_arrow(m, body))
     read(_CLI_FLAG, _cli_flag, lambda m: (m.start(), m.end("val") if m.group("val") else m.end("flag")))
-    read(_WARMUP_OVER, _warmup_over, lambda m: m.span("n") if m.group("n") else m.span("n2"),
+    read(_WARMUP_OVER, _warmup_over, lambda m: (m.start("n"), m.end("unit")) if m.group("n") else m.span("n2"),
          keep=lambda m: isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int)
          and not _OTHER_WARMED.search(body[max(0, m.start() - 60) : m.start()] + m.group(0)))
     read(_KEYWORD_CALL, lambda m: _call_keywords(m, b), lambda m: m.span("args"),
@@ -652,7 +652,8 @@ def _code_named(key: str, value: Any) -> ValueCheck:
 # "rises linearly to 3.5e-4 over 10 epochs", "a linear warm-up from 0.1× over 4,800 iterations": the warm-up's length
 _WARMUP_OVER = re.compile(
     r"\b(?:warm-?up|warmed\s+up|rises?\s+linearly|ramps?\s+(?:up\s+)?linearly|increased\s+linearly|linearly\s+increas\w*)"
-    r"[^,;:]{0,40}?\bover\s+(?:the\s+first\s+)?(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kK]?)\s+(?P<unit>epochs?|steps?|iterations?|updates?)\b"
+    r"(?:(?!\b(?:then|decay\w*|followed|after|anneal\w*)\b)[^,;:]){0,40}?\bover\s+(?:the\s+first\s+)?(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kK]?)"
+    r"(?:\s+of\s+(?:the\s+)?(?P<total>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kKM]?))?\s+(?P<unit>epochs?|steps?|iterations?|updates?)\b"
     r"|(?<![\w.])(?P<n2>\d+)\s+warm-?up\s+(?P<unit2>epoch)\b",
     re.IGNORECASE,
 )
@@ -665,7 +666,12 @@ _OTHER_WARMED = re.compile(r"\b(?:temperature|temp|momentum|weight|coefficient|c
 
 
 def _warmup_over(m: re.Match) -> list[tuple[str, Any]]:
-    return [(_warmup_name(m.group("unit") or m.group("unit2")), numbers.parse_value(m.group("n") or m.group("n2")))]
+    unit = m.group("unit") or m.group("unit2")
+    warmup = [(_warmup_name(unit), numbers.parse_value(m.group("n") or m.group("n2")))]
+    if m.group("total"):  # "warmed up over the first 1,000 of 100K steps": the run's length too
+        run = "epochs" if unit.lower().startswith("epoch") else "num_steps"  # its own words: not the warm-up's
+        warmup.append((run, numbers.parse_value(m.group("total")), f"{m.group('total')} {unit}"))
+    return warmup
 
 
 def _warmup_name(unit: str) -> str:

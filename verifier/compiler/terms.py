@@ -626,10 +626,13 @@ def protocol_mapping_lists(kind: str) -> dict[str, list[str]]:
 
 
 def _flat(words: Iterable[Any]) -> Iterable[Any]:
-    """A word list with a YAML alias inside it (``[*rl_words, ratio]``) is a nested list: its words, in order."""
+    """A word list with a YAML alias inside it (``[*rl_words, ratio]``) is a nested list: its words, in order;
+    ``"@optimizers"`` stands for every optimizer's name (rules/claim_apis.yaml): "RMSProp ... η = 0.064"."""
     for word in words:
         if isinstance(word, list):
             yield from _flat(word)
+        elif word == "@optimizers":
+            yield from sorted(w for w in optimizer_words() if len(w) >= 3 and w not in ("with", "momentum"))
         else:
             yield word
 
