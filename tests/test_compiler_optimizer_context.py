@@ -55,3 +55,15 @@ def test_rmsprop_settings_bind_torch_s_keywords(tmp_path):
         "opt = torch.optim.RMSprop(model.parameters(), lr=0.064, eps=0.0316, momentum=0.9)\n")},
         "RMSProp with decay 0.9, momentum 0.9 and ε = 0.0316, η = 0.064")
     assert drifted.status.value == "partial"  # torch's default alpha is 0.99, not the claimed 0.9
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("entropic regularisation ε = 10 and 100 Sinkhorn iterations", [("sinkhorn_reg", 10), ("sinkhorn_iterations", 100)]),
+    ("Sinkhorn–Knopp centring with 3 iterations", [("sinkhorn_iterations", 3)]),
+    ("500 epochs of 1,250 iterations", [("epochs", 500), ("steps_per_epoch", 1250)]),
+    ("teacher temperature warmed up from 0.04 to 0.07 over 30 epochs", [("teacher_temperature_warmup_epochs", 30)]),
+    ("100 Euler steps", [("sampling_steps", 100)]),
+    ("12 Transformer layers", [("num_layers", 12)]),
+])
+def test_an_inner_algorithm_s_iterations_and_another_quantity_s_warm_up_are_not_the_run_s(claim, expected):
+    assert values(claim) == expected

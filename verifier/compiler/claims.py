@@ -333,6 +333,9 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_WARMUP_OVER, _warmup_over, lambda m: (m.start("n"), m.end("unit")) if m.group("n") else m.span("n2"),
          keep=lambda m: isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int)
          and not _OTHER_WARMED.search(body[max(0, m.start() - 60) : m.start()] + m.group(0)))
+    read(_WARMUP_OVER, lambda m: _other_warmup(m, body), lambda m: (m.start("n"), m.end("unit")) if m.group("n") else m.span("n2"),
+         keep=lambda m: isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int)
+         and bool(_OTHER_WARMED.search(body[max(0, m.start() - 60) : m.start()] + m.group(0))))
     read(_KEYWORD_CALL, lambda m: _call_keywords(m, b), lambda m: m.span("args"),
          keep=lambda m: "=" in m.group("args") and m.group("callee").split(".")[-1][:1].isupper())
     read(_REPLAY_SIZE, lambda m: [("replay_buffer_size", numbers.parse_value(m.group("n")))], lambda m: m.span("n"),
@@ -617,7 +620,7 @@ _STEPS_PER = re.compile(
 )
 # "1000 epochs of 250 iterations each": an epoch defined as a fixed number of steps (nnU-Net), not a pass over the data
 _EPOCHS_OF_ITERATIONS = re.compile(
-    r"(?<![\w.])(?P<epochs>\d{1,5})\s+epochs\s+of\s+(?P<steps>\d{1,6}[kK]?)\s+(?:iterations|iters|steps|batches|mini-?batches|updates)\s+each\b",
+    r"(?<![\w.])(?P<epochs>\d{1,5})\s+epochs\s+of\s+(?P<steps>\d{1,3}(?:,\d{3})+|\d{1,6}[kK]?)\s+(?:iterations|iters|steps|batches|mini-?batches|updates)(?:\s+each)?\b",
     re.IGNORECASE,
 )
 _NUMBER_TEXT = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
@@ -663,6 +666,20 @@ _WARMUP_OVER = re.compile(
 # quantity's warm-up, not the learning rate's
 _OTHER_WARMED = re.compile(r"\b(?:temperature|temp|momentum|weight|coefficient|coeff|beta|kl|penalty|lambda|noise|ratio|mask|τ|β|λ)\b",
                            re.IGNORECASE)
+
+
+def _other_warmup(m: re.Match, body: str) -> list[tuple[str, Any, str]]:
+    """"teacher temperature warmed up from 0.04 to 0.07 over 30 epochs": the length of that quantity's warm-up
+    (teacher_temperature_warmup_epochs), not the run's epochs nor the learning rate's warm-up; named from the
+    claim's words, so undecided where the code calls it otherwise."""
+    before = body[max(0, m.start() - 60) : m.start()] + m.group(0)
+    word = [w.group(0).lower() for w in _OTHER_WARMED.finditer(before)][-1]
+    word = {"τ": "tau", "β": "beta", "λ": "lambda", "temp": "temperature", "coeff": "coefficient"}.get(word, word)
+    role = re.search(rf"\b([a-z]+)\s+{re.escape(word)}\b", before.lower())
+    prefix = f"{role.group(1)}_" if role and role.group(1) in terms.role_qualifiers() else ""
+    unit = m.group("unit") or m.group("unit2")
+    n = m.group("n") or m.group("n2")
+    return [(f"{prefix}{word}_{_warmup_name(unit)}", numbers.parse_value(n), f"{n} {unit}")]
 
 
 def _warmup_over(m: re.Match) -> list[tuple[str, Any]]:
@@ -2107,8 +2124,9 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
                         name = f"num_{qualifier}_{name[4:]}"  # "50 positive samples"
                     elif modifier.lower() in terms.role_qualifiers():
                         name = terms.qualified_name(modifier.lower(), terms.canonical_name(name) or name, w.lower())  # "5 local epochs"
-                    elif ((re.fullmatch(r"[a-z]{4,}", modifier) or re.fullmatch(r"[a-z]{3,}(?:-[a-z]{3,})+", modifier))
-                          and modifier not in _NEUTRAL_COUNT_MODIFIERS
+                    elif ((re.fullmatch(r"[a-z]{4,}|[A-Z][a-z]{3,}", modifier) or re.fullmatch(r"[a-z]{3,}(?:-[a-z]{3,})+", modifier))
+                          and (modifier := modifier.lower()) not in _NEUTRAL_COUNT_MODIFIERS  # "100 Sinkhorn iterations"
+                          and modifier not in terms.optimizer_words()
                           and not modifier.endswith("ed") and name not in ("seeds", "num_seeds", "num_trials")):
                         modifier = modifier.replace("-", "_")  # "20 random-walk steps"
                         known = terms.find_phrase(f"{modifier} {w}")
