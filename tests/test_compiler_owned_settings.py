@@ -198,6 +198,13 @@ def test_launch_flags_are_settings_under_their_names():
                              ("fp16", True), ("seed", 42)]  # where outputs go or which model path: no setting
 
 
+def test_a_flag_is_read_by_its_own_words_and_a_path_or_hub_id_is_no_value():
+    claim = ("python train.py --input_json data/cocotalk.json --batch_size 10 --percdamp .01 --language_eval 1 "
+             "--pretrained_teacher_model stabilityai/sdxl-base --use_8bit_adam")
+    # --batch_size beside --language_eval is the training batch; a path or a hub id is which file or model, not True
+    assert values(claim) == [("minibatch_size", 10), ("percdamp", 0.01), ("language_eval", 1), ("use_8bit_adam", True)]
+
+
 @pytest.mark.parametrize(("claim", "expected"), [
     ("Adam starts at 3.5e-5, rises linearly to 3.5e-4 over 10 epochs", ("warmup_epochs", 10)),
     ("reached by a linear warm-up from 0.1× over 4,800 iterations", ("warmup_steps", 4800)),

@@ -259,6 +259,10 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
                 if isinstance(setting, ValueCheck):
                     made.append(b.add(setting))
                     continue
+                if isinstance(setting[0], ValueCheck):  # a check and its own words ("--batch_size 10")
+                    b.window = setting[1]
+                    made.append(b.add(setting[0]))
+                    continue
                 name, value, *own = setting
                 b.window = own[0] if own else None
                 made.append(b.add(_value_check(name, value)))
@@ -626,23 +630,27 @@ _EPOCHS_OF_ITERATIONS = re.compile(
 _NUMBER_TEXT = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 # "run_qa.py --doc_stride 128 --fp16 --seed 42": launch flags, each a setting under its own name (a bare flag is on)
 _CLI_FLAG = re.compile(
-    r"(?<![\w-])--(?P<flag>[a-z][a-z0-9_\-]*[a-z0-9])(?:(?:\s+|=)(?P<val>[-+]?\d[\d.eE\-+]*(?![\w/.-])|[A-Za-z][\w.\-]*(?![\w/])))?"
+    r"(?<![\w-])--(?P<flag>[a-z][a-z0-9_\-]*[a-z0-9])(?:(?:\s+|=)(?P<val>[-+]?\.?\d[\d.eE\-+]*(?![\w/.-])|[A-Za-z][\w.\-]*(?![\w/])"
+    r"|(?!--)[^\s,;()]*/[^\s,;()]*))?"  # a path or a hub id ("data/cocotalk.json", "stabilityai/sdxl"): no setting
     r"(?=\s|$|[,;)])"
 )
 _FLAG_NOT_SETTINGS = re.compile(r"path|dir|file|output|name_or_path|config|project|run_name|hub|token|cache|logging_dir|report_to")
 
 
-def _cli_flag(m: re.Match) -> list[ValueCheck]:
+def _cli_flag(m: re.Match) -> list[tuple[ValueCheck, str]]:
     flag = m.group("flag").replace("-", "_")
     if _FLAG_NOT_SETTINGS.search(flag):
         return []  # where files go, which run it is: no setting of the method
     raw = m.group("val")
+    if raw is not None and "/" in raw:
+        return []  # --input_json data/cocotalk.json, --pretrained_teacher_model stabilityai/...: which file or model
     value: Any = True if raw is None else numbers.parse_value(raw)
     if value is None:
         value = raw  # --lr_scheduler_type cosine: a word
     if raw is not None and raw.startswith("-") and not isinstance(value, (int, float)):
         return []
-    return [_code_named(flag, value)]
+    # read by its own words: "--batch_size 10" beside "--language_eval 1" is the training batch, not an eval batch
+    return [(_code_named(flag, value), m.group(0))]
 
 
 def _code_named(key: str, value: Any) -> ValueCheck:
