@@ -67,3 +67,14 @@ def test_rmsprop_settings_bind_torch_s_keywords(tmp_path):
 ])
 def test_an_inner_algorithm_s_iterations_and_another_quantity_s_warm_up_are_not_the_run_s(claim, expected):
     assert values(claim) == expected
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    # "1,024" is one number: a list "of 1, 24 and 300" was read out of "a width of 1,024 and 300 queries"
+    ("a feed-forward width of 1,024 and 300 object queries", [("ffn_hidden_size", 1024), ("num_queries", 300)]),
+    ("downsample factors of 8, 4, 2, and 1", [("downsample_factors", [8, 4, 2, 1])]),
+    # the optimizer before η says whose η it is, it is no name of its own
+    (r"AdamW $\eta = 2\times10^{-4}$, weight decay $0.01$", [("learning_rate", 0.0002), ("weight_decay", 0.01)]),
+])
+def test_thousands_in_a_list_and_an_optimizer_before_its_symbol(claim, expected):
+    assert values(claim) == expected

@@ -959,9 +959,11 @@ _LABELLED_LIST = re.compile(
     r"(?:\s+[a-z]+)?(?=\s*(?:[.;\n|]|$))"
 )
 # "applies per-state downsample factors of 8, 4, 2, and 1 to ...": a named list in prose
+_LIST_NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|\d+(?:\.\d+)?)"  # "1,024" is one number, not 1 and 24
+_LIST_COMMA = r",(?!\d{3}(?![\d.]))"
 _OF_LIST = re.compile(
     r"(?P<label>(?:[A-Za-z][\w\-]*\s+){0,3}[A-Za-z][\w\-]*)\s+of\s+"
-    r"(?P<nums>[-+]?\d+(?:\.\d+)?(?:\s*,\s*[-+]?\d+(?:\.\d+)?)+\s*,?\s*(?:and|or)\s+[-+]?\d+(?:\.\d+)?)(?![\d.%\w])"
+    rf"(?P<nums>{_LIST_NUMBER}(?:\s*{_LIST_COMMA}\s*{_LIST_NUMBER})+\s*,?\s*(?:and|or)\s+{_LIST_NUMBER})(?![\d.%\w])"
 )
 
 
@@ -987,7 +989,7 @@ def _labelled_lists(text: str, b: _Builder) -> list[tuple[str, list[Any], tuple[
             words = words[1:] if not words[0].lower() == "per" else words[2:]  # "per-state downsample factors"
         label = " ".join(words)
         name = _label_name(label, b.aliases)
-        values = [numbers.parse_value(v) for v in re.split(r"\s*(?:,\s*(?:and|or)\s+|,|\s(?:and|or)\s+)\s*", match.group("nums"))]
+        values = [numbers.parse_value(v) for v in re.split(rf"\s*(?:,\s*(?:and|or)\s+|{_LIST_COMMA}|\s(?:and|or)\s+)\s*", match.group("nums"))]
         if name and len(values) >= 3 and all(isinstance(v, (int, float)) for v in values) and not _COUNT_LABEL.search(label):
             out.append((name, values, (match.start("label"), match.end())))
     return out
@@ -1363,6 +1365,8 @@ def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
         head = _head_phrase(before)
         if head and set(head.split("_")) & _PRONOUNS:
             head = None  # "for every prompt we sample G": prose around the symbol, not its name
+        if head and set(head.split("_")) <= terms.optimizer_words():
+            head = None  # "AdamW η = 2e-4": the optimizer whose η it is (the context rules read it), not a name
         role = before.split()[-1].lower() if before.split() else ""
         if terms.identifier(key).lower() == "eta" and not phrase and role in terms.role_qualifiers():
             names.append(terms.qualified_name(role, "learning_rate", "lr"))  # "actor η = 1e-6": the actor's learning rate
