@@ -19,7 +19,8 @@
    claims, half mainstream, half 14 new areas, with deliberately hard phrasing), bench/data/claims_heldout5.yaml
    (60 claims, half the mainstream areas earlier sets touched least, half 14 more new areas) and
    bench/data/claims_heldout6.yaml (60 claims, fresh mainstream recipes and 16 more new areas) and
-   bench/data/claims_heldout7.yaml (60 claims, fresh mainstream recipes and 17 more new areas), each written
+   bench/data/claims_heldout7.yaml (60 claims, fresh mainstream recipes and 17 more new areas) and
+   bench/data/claims_heldout8.yaml (60 claims, fresh mainstream recipes and 13 more new areas), each written
    blind (by someone who had not run the compiler on them; the blind first run's numbers are in each file's
    header). Needs no
    SA-Bench data: `--heldout-only` runs this section alone; `--heldout FILE` (repeatable) picks the files.
@@ -181,6 +182,7 @@ HELDOUT_BLIND_MIXED = ROOT / "bench" / "data" / "claims_heldout4.yaml"  # the sa
 HELDOUT_BLIND_FIFTH = ROOT / "bench" / "data" / "claims_heldout5.yaml"  # the same again, 14 more new areas
 HELDOUT_BLIND_SIXTH = ROOT / "bench" / "data" / "claims_heldout6.yaml"  # and again, 16 more new areas
 HELDOUT_BLIND_SEVENTH = ROOT / "bench" / "data" / "claims_heldout7.yaml"  # and again, 17 more new areas
+HELDOUT_BLIND_EIGHTH = ROOT / "bench" / "data" / "claims_heldout8.yaml"  # and again, 13 more new areas
 
 
 def _canonical(name: str) -> str:
@@ -396,11 +398,11 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--sample", type=Path, default=ROOT / "bench" / "data" / "claims_sample.yaml")
     parser.add_argument("--details", action="store_true", help="List every wrong or missed pair of the sample.")
-    parser.add_argument("--heldout", type=Path, action="append", help="Held-out claim file(s); default: all seven sets.")
+    parser.add_argument("--heldout", type=Path, action="append", help="Held-out claim file(s); default: all eight sets.")
     parser.add_argument("--heldout-only", action="store_true", help="Only section 4 (needs no SA-Bench data).")
     args = parser.parse_args()
     sets = (HELDOUT, HELDOUT_BLIND, HELDOUT_BLIND_MAINSTREAM, HELDOUT_BLIND_MIXED, HELDOUT_BLIND_FIFTH, HELDOUT_BLIND_SIXTH,
-            HELDOUT_BLIND_SEVENTH)
+            HELDOUT_BLIND_SEVENTH, HELDOUT_BLIND_EIGHTH)
     heldouts = args.heldout or [path for path in sets if path.exists()]
     if args.heldout_only:
         for path in heldouts:

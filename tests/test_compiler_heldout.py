@@ -204,7 +204,7 @@ def test_heldout_measurement_counts_right_wrong_and_missed_pairs(tmp_path):
     assert (totals["protocol"], totals["protocol_right"], totals["protocol_expected"], totals["protocol_found"]) == (4, 4, 5, 4)
 
 
-@pytest.mark.parametrize("name", ["claims_heldout.yaml"] + [f"claims_heldout{n}.yaml" for n in range(2, 8)])
+@pytest.mark.parametrize("name", ["claims_heldout.yaml"] + [f"claims_heldout{n}.yaml" for n in range(2, 9)])
 def test_heldout_file_is_well_formed(name):
     import yaml
 

@@ -265,3 +265,13 @@ def test_an_operation_s_keywords_are_no_settings_and_an_l1_norm_is_a_sum_of_abso
 def test_another_quantity_s_warmup_is_not_the_learning_rate_s():
     claim = r"The DINO teacher temperature $\tau_t$ is warmed up linearly from 0.04 to 0.07 over the first 30 epochs"
     assert ("warmup_epochs", 30) not in values(claim)
+
+
+def test_a_written_out_mapping_is_its_settings_and_a_call_s_nested_config_too():
+    claim = ("ProdLDA: {numTopics: 50, hiddenSizes: [100, 100], dropoutRate: 0.2, learnPriors: true, batchSize: 64, "
+             "learningRate: 2e-3}; MambaConfig(d_model=1024, ssm_cfg={'d_state': 16, 'expand': 2})")
+    assert values(claim) == [("num_topics", 50), ("hidden_sizes", [100, 100]), ("dropout", 0.2), ("learn_priors", True),
+                             ("minibatch_size", 64), ("learning_rate", 0.002), ("hidden_size", 1024), ("d_state", 16),
+                             ("expand", 2)]
+    # one `key: value` in braces is a set-builder or a glossary, no config
+    assert values(r"threshold λ̂ = inf{λ: risk(λ) <= 0.1}", "D2") == []

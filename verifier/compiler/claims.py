@@ -342,6 +342,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
          and bool(_OTHER_WARMED.search(body[max(0, m.start() - 60) : m.start()] + m.group(0))))
     read(_KEYWORD_CALL, lambda m: _call_keywords(m, b), lambda m: m.span("args"),
          keep=lambda m: "=" in m.group("args") and m.group("callee").split(".")[-1][:1].isupper())
+    read(_FLOW_MAPPING, _flow_mapping)  # a mapping outside any call (a call's own dicts are its keywords')
     read(_REPLAY_SIZE, lambda m: [("replay_buffer_size", numbers.parse_value(m.group("n")))], lambda m: m.span("n"),
          keep=lambda m: isinstance(numbers.parse_value(m.group("n")), int))
     read(_PIXEL_SIZE, lambda m: [("image_size", int(m.group("n")))])
@@ -676,7 +677,7 @@ _OTHER_WARMED = re.compile(r"\b(?:temperature|temp|momentum|weight|coefficient|c
                            re.IGNORECASE)
 
 
-def _other_warmup(m: re.Match, body: str) -> list[tuple[str, Any, str]]:
+def _other_warmup(m: re.Match, body: str) -> list[tuple[ValueCheck, str]]:
     """"teacher temperature warmed up from 0.04 to 0.07 over 30 epochs": the length of that quantity's warm-up
     (teacher_temperature_warmup_epochs), not the run's epochs nor the learning rate's warm-up; named from the
     claim's words, so undecided where the code calls it otherwise."""
@@ -687,7 +688,12 @@ def _other_warmup(m: re.Match, body: str) -> list[tuple[str, Any, str]]:
     prefix = f"{role.group(1)}_" if role and role.group(1) in terms.role_qualifiers() else ""
     unit = m.group("unit") or m.group("unit2")
     n = m.group("n") or m.group("n2")
-    return [(f"{prefix}{word}_{_warmup_name(unit)}", numbers.parse_value(n), f"{n} {unit}")]
+    length = _warmup_name(unit).removeprefix("warmup_")  # epochs or steps
+    short = {"temperature": "temp", "coefficient": "coef"}.get(word, word)
+    # DINO writes warmup_teacher_temp_epochs: the spellings code uses, the claim's words first
+    spellings = [f"warmup_{prefix}{word}_{length}", f"warmup_{prefix}{short}_{length}", f"{prefix}{short}_warmup_{length}"]
+    check = ValueCheck(name=f"{prefix}{word}_warmup_{length}", names=list(dict.fromkeys(spellings)), expect=numbers.parse_value(n))
+    return [(check, f"{n} {unit}")]
 
 
 def _warmup_over(m: re.Match) -> list[tuple[str, Any]]:
@@ -711,6 +717,42 @@ def _warmup_name(unit: str) -> str:
 _KEYWORD_CALL = re.compile(r"(?<![\w.])(?P<callee>[A-Za-z_][\w.]{2,})\((?P<args>(?:[^()]|\([^()]*\))*)\)(?!\s*=(?!=))")
 
 
+def _literal_setting(value: Any) -> bool:
+    """A value a setting can hold: a number, a word, a switch, or a flat list of them."""
+    value = list(value) if isinstance(value, tuple) else value
+    if value is None or isinstance(value, (dict, set, complex, bytes)):
+        return False
+    return not isinstance(value, list) or all(isinstance(v, (int, float, str, bool)) for v in value)
+
+
+# "{numTopics: 50, hiddenSizes: [100, 100], learnPriors: true}", "{'lr': 1e-3, 'batch_size': 64}": a config written
+# as a JSON / YAML flow mapping or a Python dict, two or more `key: value` items
+_FLOW_KEY = r"\s*['\"]?[A-Za-z_]\w*['\"]?\s*:\s*[^{}:,\[\]]*(?:\[[^\[\]{}]*\])?[^{}:,\[\]]*"
+_FLOW_MAPPING = re.compile(rf"\{{(?P<items>{_FLOW_KEY}(?:,{_FLOW_KEY})+),?\s*\}}")
+
+
+def _flow_mapping(m: re.Match) -> list[ValueCheck]:
+    """One value check per literal item of a mapping the claim writes out, under its key (camelCase keys read as
+    their snake_case spelling for the lexicon: numTopics is num_topics, batchSize the batch size)."""
+    text = re.sub(r"([{,]\s*)([A-Za-z_]\w*)\s*:", r'\1"\2":', "{" + m.group("items") + "}")
+    text = re.sub(r"(?<![\w'\"])(true|false|null)(?![\w'\"])", lambda w: {"true": "True", "false": "False", "null": "None"}[w.group(1)], text)
+    try:
+        mapping = ast.literal_eval(text)  # a literal, never run
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return []
+    out: list[ValueCheck] = []
+    for key, value in mapping.items() if isinstance(mapping, dict) else ():
+        if not _literal_setting(value):
+            continue
+        value = list(value) if isinstance(value, tuple) else value
+        snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", str(key)).lower()
+        check = _code_named(snake, value)
+        if snake != key:
+            check = check.model_copy(update={"names": list(dict.fromkeys([*(check.names or []), str(key)]))})
+        out.append(check)
+    return out
+
+
 def _call_keywords(m: re.Match, b: "_Builder") -> list[ValueCheck]:
     """One value check per keyword argument with a literal value, under the keyword (the lexicon's canonical name
     when the keyword is one of its spellings: ``max_epochs`` is ``epochs``); positional arguments name nothing."""
@@ -726,10 +768,11 @@ def _call_keywords(m: re.Match, b: "_Builder") -> list[ValueCheck]:
             value = ast.literal_eval(keyword.value)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
-        if value is None or isinstance(value, (dict, set, complex, bytes)):
+        if isinstance(value, dict):  # "ssm_cfg={'d_state': 16, 'expand': 2}": a nested config's items
+            out += [_code_named(str(k), v) for k, v in value.items() if isinstance(k, str) and _literal_setting(v)]
             continue
         value = list(value) if isinstance(value, tuple) else value
-        if isinstance(value, list) and not all(isinstance(v, (int, float, str, bool)) for v in value):
+        if not _literal_setting(value):
             continue
         symbol = terms.ascii_symbol(keyword.arg).lower()
         if symbol in terms.GREEK_NAMES:  # "Dirichlet(α = 0.5)": the distribution's α, dirichlet_alpha
@@ -996,7 +1039,8 @@ def _labelled_lists(text: str, b: _Builder) -> list[tuple[str, list[Any], tuple[
 
 
 # ----- one fragment ---------------------------------------------------------------------------------------
-_LABEL_RE = re.compile(r"^(?P<label>[^=:≤≥<>]{2,120}?):\s+(?P<body>\S.*)$", re.DOTALL)
+# a label's braces are closed ("$H \in \{96, 192\}$: ..."); "{numTopics: 50, ...}" opens a mapping, no label
+_LABEL_RE = re.compile(r"^(?P<label>(?:[^=:≤≥<>{}]|\{[^{}]*\}){2,120}?):\s+(?P<body>\S.*)$", re.DOTALL)
 _ASSIGN_RE = re.compile(r"^(?P<keys>[^=≤≥<>~]{1,160}?)\s*(?:=|∈|\bin\b(?=\s*[\[{(]))\s*(?P<val>[^=].*)$", re.DOTALL)
 _RANGE_KEY_RE = re.compile(
     r"^(?P<keys>[A-Za-z][\w\s\-]{0,40}?)\s+(?:range|search|sweep|grid|values|in|over|of)?\s*(?P<val>[\[{][^\]}]*[\]}])\s*$"
