@@ -669,3 +669,27 @@ def test_selection_and_leakage_stated_in_free_words(claim, rule):
 ])
 def test_a_negated_or_test_set_choice_is_no_selection_on_validation(claim):
     assert "select-on-validation" not in _rules(claim)
+
+
+@pytest.mark.parametrize(("claim", "expect"), [
+    ("results are from a single run", 1), ("1 run per config", 1), ("every model is trained once per setting", 1),
+    ("with a single calibration seed", 1),
+])
+def test_a_single_run_is_one_seed(claim, expect):
+    result = compile_claim(SAU(id="p-D3-001", dimension="D3", claim=claim))
+    assert [c.params.get("expect") for c in result.checks if c.kind == "protocol" and c.rule == "seeds"] == [expect]
+
+
+@pytest.mark.parametrize(("claim", "frozen"), [
+    ("teacher Qwen2.5-7B-Instruct (frozen) → student Qwen2.5-0.5B", ["teacher"]),
+    ("frozen SFT reference, frozen 1B reward model", ["ref_model", "reward_model"]),
+    ("the text encoder frozen", ["text_encoder"]),  # not also an "encoder"
+    ("the backbone is frozen for the first 5 epochs", []),  # frozen for a while, then trained
+])
+def test_frozen_parts_in_free_words(claim, frozen):
+    result = compile_claim(SAU(id="p-D1-001", dimension="D1", claim=claim))
+    assert [c.name for c in result.checks if c.kind == "protocol" and c.rule == "frozen"] == frozen
+
+
+def test_the_checkpoint_with_the_best_validation_score_is_selection_on_validation():
+    assert "select-on-validation" in _rules("each method's checkpoint is the one with the highest validation ROUGE-L")

@@ -343,6 +343,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_KEYWORD_CALL, lambda m: _call_keywords(m, b), lambda m: m.span("args"),
          keep=lambda m: "=" in m.group("args") and m.group("callee").split(".")[-1][:1].isupper())
     read(_FLOW_MAPPING, _flow_mapping)  # a mapping outside any call (a call's own dicts are its keywords')
+    read(_SINGLE_RUN, lambda m: [("num_seeds", 1)])  # "a single run", "trained once per setting": one seed
     read(_REPLAY_SIZE, lambda m: [("replay_buffer_size", numbers.parse_value(m.group("n")))], lambda m: m.span("n"),
          keep=lambda m: isinstance(numbers.parse_value(m.group("n")), int))
     read(_PIXEL_SIZE, lambda m: [("image_size", int(m.group("n")))])
@@ -715,6 +716,13 @@ def _warmup_name(unit: str) -> str:
 # (CamelCase): the keywords of an operation (`softmax(S, dim=1)`, `F.interpolate(mode="bilinear")`) are its arguments
 # (not math: "Q(x, t=0) = (Q_L, Q_R)" applies a one-letter function on the left of an equation)
 _KEYWORD_CALL = re.compile(r"(?<![\w.])(?P<callee>[A-Za-z_][\w.]{2,})\((?P<args>(?:[^()]|\([^()]*\))*)\)(?!\s*=(?!=))")
+
+
+_SINGLE_RUN = re.compile(
+    r"\b(?:a\s+)?single\s+(?:[a-z]+\s+)?(?:run|seed)\b(?!-)|\b(?:1|one)\s+(?:training\s+)?(?:run|seed)\s+(?:per|for|each)\b"
+    r"|\btrained\s+once\b|\bonce\s+per\s+(?:setting|config\w*|model|task)\b",
+    re.IGNORECASE,
+)
 
 
 def _literal_setting(value: Any) -> bool:
@@ -2688,7 +2696,10 @@ def _frozen_targets(lowered: str, sentence: str = "") -> list[str]:
     ``sentence`` when this fragment holds the list's end (its commas cut the list into fragments)."""
     if "froz" not in lowered and "freez" not in lowered:
         return []
-    found = [code_name for regex, code_name in _frozen_regexes() if regex.search(lowered)]
+    matched = [(target, code_name) for target, regex, code_name in _frozen_regexes() if regex.search(lowered)]
+    # "text encoder frozen" is the text encoder's, not also an "encoder frozen"
+    found = list(dict.fromkeys(code for target, code in matched
+                               if not any(target != other and re.search(rf"\b{re.escape(target)}$", other) for other, _ in matched)))
     targets = terms.protocol_mapping("frozen_targets")
     for clause in _FROZEN_LIST.finditer(sentence or lowered):
         if sentence and lowered.strip() not in clause.group(0):
@@ -2709,13 +2720,14 @@ _FROZEN_LIST = re.compile(
 
 
 @functools.cache
-def _frozen_regexes() -> tuple[tuple[re.Pattern, str], ...]:
+def _frozen_regexes() -> tuple[tuple[str, re.Pattern, str], ...]:
     out = []
     for target, code_name in terms.protocol_mapping("frozen_targets").items():
         t = re.escape(target.lower())
-        out.append((re.compile(
-            rf"\b(?:frozen|freeze|freezing|freezes)\s+(?:the\s+)?(?:\w+\s+)?{t}\b|\b{t}\s+(?:is|are|was|were|kept|stays?|remains?)\s+(?:kept\s+)?frozen\b"
+        out.append((target.lower(), re.compile(
+            rf"\b(?:frozen|freeze|freezing|freezes)\s+(?:the\s+)?(?:[\w.]+\s+)?{t}\b|\b{t}\s+(?:is|are|was|were|kept|stays?|remains?)\s+(?:kept\s+)?frozen\b(?!\s+(?:for|until|during)\b)"
             rf"|\b(?:keeps?|keeping|kept)\s+(?:the\s+|all\s+)?(?:\w+\s+)?{t}\s+frozen\b"
+            rf"|\b{t}(?:\s+[\w.\-]+)?\s*\(frozen\)|\b{t}\s+frozen\b(?!\s+(?:for|until|during))"  # "teacher Qwen-7B (frozen)", "VAE frozen"
         ), code_name))
     return tuple(out)
 
