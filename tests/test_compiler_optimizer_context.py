@@ -78,3 +78,7 @@ def test_an_inner_algorithm_s_iterations_and_another_quantity_s_warm_up_are_not_
 ])
 def test_thousands_in_a_list_and_an_optimizer_before_its_symbol(claim, expected):
     assert values(claim) == expected
+
+
+def test_a_verb_before_a_symbol_is_no_name_for_it():
+    assert values("the dual potentials are updated L = 100 times", "D2") == [("L", 100)]

@@ -1422,7 +1422,8 @@ def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
         role = before.split()[-1].lower() if before.split() else ""
         if terms.identifier(key).lower() == "eta" and not phrase and role in terms.role_qualifiers():
             names.append(terms.qualified_name(role, "learning_rate", "lr"))  # "actor η = 1e-6": the actor's learning rate
-        elif head and not set(head.split("_")) <= _NOT_NAME_WORDS:  # "fixed P=16", "default typically s = 400"
+        elif head and not set(head.split("_")) <= _NOT_NAME_WORDS and not (re.fullmatch(r"[a-z]{3,}ed", head) and head not in ("speed", "embed", "feed")):
+            # "fixed P=16", "default typically s = 400"; "the potentials are updated L = 100 times": a verb, no name
             names.append(head)
     ident = terms.identifier(key)
     if key.endswith("'"):
