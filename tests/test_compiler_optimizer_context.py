@@ -82,3 +82,13 @@ def test_thousands_in_a_list_and_an_optimizer_before_its_symbol(claim, expected)
 
 def test_a_verb_before_a_symbol_is_no_name_for_it():
     assert values("the dual potentials are updated L = 100 times", "D2") == [("L", 100)]
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("horizontal flips with p = 0.5", [("flip_prob", 0.5)]),
+    ("symmetric label flipping with p = 0.4", [("p", 0.4)]),  # a noise rate, no augmentation's probability
+    ("early stopping after 20 epochs without a validation AUC gain", [("patience", 20)]),
+    ("the learning rate rising linearly from 0 to 3e-4 over 2,000 iterations", [("warmup_steps", 2000)]),
+])
+def test_an_augmentation_s_p_patience_and_a_rising_warm_up(claim, expected):
+    assert values(claim) == expected

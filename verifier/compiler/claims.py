@@ -612,7 +612,7 @@ _BATCHES_OF = re.compile(
 )
 # "stopping after 16 epochs without validation improvement", "no improvement for 10 epochs": early stopping's patience
 _NO_IMPROVEMENT = re.compile(
-    r"\bafter\s+(?P<n>\d{1,4})\s+(?:epochs?|evaluations?|rounds?|checks?)\s+(?:without|with\s+no)\s+(?:\w+\s+){0,2}improvement\b"
+    r"\bafter\s+(?P<n>\d{1,4})\s+(?:epochs?|evaluations?|rounds?|checks?)\s+(?:without|with\s+no)\s+(?:an?\s+)?(?:[\w-]+\s+){0,2}(?:improvement|gain|increase|decrease)\b"
     r"|\b(?:no\s+(?:\w+\s+){0,2}improvement|plateaus?|plateaued|stagnates?|(?:does|did|has|have)\s+not\s+improved?|"
     r"(?:hasn't|haven't|didn't|doesn't)\s+improved?|fails?\s+to\s+improve)\s+(?:for|in|over)\s+"
     r"(?P<n2>\d{1,4})\s+(?:consecutive\s+)?(?:epochs?|evaluations?|rounds?)\b",
@@ -664,7 +664,7 @@ def _code_named(key: str, value: Any) -> ValueCheck:
 
 # "rises linearly to 3.5e-4 over 10 epochs", "a linear warm-up from 0.1× over 4,800 iterations": the warm-up's length
 _WARMUP_OVER = re.compile(
-    r"\b(?:warm-?up|warmed\s+up|rises?\s+linearly|ramps?\s+(?:up\s+)?linearly|increased\s+linearly|linearly\s+increas\w*)"
+    r"\b(?:warm-?up|warmed\s+up|ris(?:es|e|ing)\s+linearly|ramp(?:s|ing)?\s+(?:up\s+)?linearly|increas(?:ed|es|ing)\s+linearly|linearly\s+increas\w*|linearly\s+ris\w*)"
     r"(?:(?!\b(?:then|decay\w*|followed|after|anneal\w*)\b)[^,;:]){0,40}?\bover\s+(?:the\s+first\s+)?(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kK]?)"
     r"(?:\s+of\s+(?:the\s+)?(?P<total>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kKM]?))?\s+(?P<unit>epochs?|steps?|iterations?|updates?)\b"
     r"|(?<![\w.])(?P<n2>\d+)\s+warm-?up\s+(?P<unit2>epoch)\b",
