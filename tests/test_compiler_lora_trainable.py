@@ -52,3 +52,11 @@ def test_only_the_lora_adapters_passes_on_a_peft_repo_and_fails_when_the_base_is
     drifted_code = train.format(extra="for p in model.parameters():\n    p.requires_grad = True\n")
     drifted = check_protocol(check, Context(index=repo(tmp_path / "d", {"train.py": drifted_code}), spec=Spec()))
     assert drifted.status is Status.mismatch
+
+
+def test_dora_s_alpha_is_lora_s_alpha():
+    from verifier.compiler import compile_claim
+    from verifier.spec.model import SAU
+
+    result = compile_claim(SAU(id="l-D2-001", dimension="D2", claim="DoRA on every projection, $r = 16$ and $\\alpha = 32$"))
+    assert ("lora_alpha", 32) in [(c.name, c.expect) for c in result.checks if c.kind == "value"]
