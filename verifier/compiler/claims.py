@@ -250,8 +250,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
 
     def read(regex: re.Pattern, settings, span=lambda m: m.span(), keep=lambda m: True) -> None:
         """Each match's settings: (name, value), (name, value, its own words) when the rename rules must read
-        only those ("300 ep (20 warmup)": the 300 is not the warmup's), or a check with its own spellings; a match
-        with none is left in the text."""
+        only those ("300 ep (20 warmup)": the 300 is not the warmup's), a check with its own spellings, or such a
+        check and its own words ("--batch_size 10" beside "--language_eval 1"); a match with none is left in the text."""
         nonlocal body
         found = [(m, read_off) for m in regex.finditer(body) if keep(m) and (read_off := settings(m))]
         for _, read_off in found:
@@ -259,13 +259,12 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
                 if isinstance(setting, ValueCheck):
                     made.append(b.add(setting))
                     continue
-                if isinstance(setting[0], ValueCheck):  # a check and its own words ("--batch_size 10")
-                    b.window = setting[1]
-                    made.append(b.add(setting[0]))
-                    continue
-                name, value, *own = setting
-                b.window = own[0] if own else None
-                made.append(b.add(_value_check(name, value)))
+                head, value, *own = setting
+                if isinstance(head, ValueCheck):  # a check and its own words ("--batch_size 10")
+                    b.window, check = value, head
+                else:  # a name, its value and, maybe, its own words
+                    b.window, check = (own[0] if own else None), _value_check(head, value)
+                made.append(b.add(check))
         b.window = None
         body = _blank_spans(body, [span(m) for m, _ in found])
 
@@ -334,12 +333,16 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_EPOCHS_OF_ITERATIONS, lambda m: [("epochs", int(m.group("epochs"))), ("steps_per_epoch", numbers.parse_value(m.group("steps")))])
     read(_LR_ARROW, lambda m: _lr_arrow(m, body))
     read(_CLI_FLAG, _cli_flag, lambda m: (m.start(), m.end("val") if m.group("val") else m.end("flag")))
-    read(_WARMUP_OVER, _warmup_over, lambda m: (m.start("n"), m.end("unit")) if m.group("n") else m.span("n2"),
-         keep=lambda m: isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int)
-         and not _OTHER_WARMED.search(body[max(0, m.start() - 60) : m.start()] + m.group(0)))
-    read(_WARMUP_OVER, lambda m: _other_warmup(m, body), lambda m: (m.start("n"), m.end("unit")) if m.group("n") else m.span("n2"),
-         keep=lambda m: isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int)
-         and bool(_OTHER_WARMED.search(body[max(0, m.start() - 60) : m.start()] + m.group(0))))
+    def warm_span(m: re.Match) -> tuple[int, int]:
+        return (m.start("n"), m.end("unit")) if m.group("n") else m.span("n2")
+
+    def warmed(m: re.Match, other: bool) -> bool:
+        """A warm-up length in whole units, of the learning rate or (``other``) of another quantity."""
+        counted = isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int)
+        return counted and bool(_OTHER_WARMED.search(body[max(0, m.start() - 60) : m.start()] + m.group(0))) == other
+
+    read(_WARMUP_OVER, _warmup_over, warm_span, keep=lambda m: warmed(m, other=False))
+    read(_WARMUP_OVER, lambda m: _other_warmup(m, body), warm_span, keep=lambda m: warmed(m, other=True))
     read(_KEYWORD_CALL, lambda m: _call_keywords(m, b), lambda m: m.span("args"),
          keep=lambda m: "=" in m.group("args") and m.group("callee").split(".")[-1][:1].isupper())
     read(_FLOW_MAPPING, _flow_mapping)  # a mapping outside any call (a call's own dicts are its keywords')
@@ -777,7 +780,8 @@ def _call_keywords(m: re.Match, b: "_Builder") -> list[ValueCheck]:
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
         if isinstance(value, dict):  # "ssm_cfg={'d_state': 16, 'expand': 2}": a nested config's items
-            out += [_code_named(str(k), v) for k, v in value.items() if isinstance(k, str) and _literal_setting(v)]
+            out += [_code_named(k, list(v) if isinstance(v, tuple) else v) for k, v in value.items()
+                    if isinstance(k, str) and _literal_setting(v)]
             continue
         value = list(value) if isinstance(value, tuple) else value
         if not _literal_setting(value):
@@ -1396,6 +1400,9 @@ _NOT_NAME_WORDS = frozenset(
 _PRONOUNS = frozenset("we our us i you they their it its".split())
 
 
+_ED_NOUNS = frozenset({"speed", "embed", "feed"})  # nouns ending like a past participle ("updated" is none)
+
+
 def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
     """Candidate names for a bare symbol: the words right before it first ("Reynolds number Re" ->
     reynolds_number), then the symbol and its spellings (``λ`` -> lam, lambda_, lmbda), then what the
@@ -1422,7 +1429,7 @@ def _symbol_names(key: str, label: str = "", before: str = "") -> list[str]:
         role = before.split()[-1].lower() if before.split() else ""
         if terms.identifier(key).lower() == "eta" and not phrase and role in terms.role_qualifiers():
             names.append(terms.qualified_name(role, "learning_rate", "lr"))  # "actor η = 1e-6": the actor's learning rate
-        elif head and not set(head.split("_")) <= _NOT_NAME_WORDS and not (re.fullmatch(r"[a-z]{3,}ed", head) and head not in ("speed", "embed", "feed")):
+        elif head and not set(head.split("_")) <= _NOT_NAME_WORDS and not (re.fullmatch(r"[a-z]{3,}ed", head) and head not in _ED_NOUNS):
             # "fixed P=16", "default typically s = 400"; "the potentials are updated L = 100 times": a verb, no name
             names.append(head)
     ident = terms.identifier(key)

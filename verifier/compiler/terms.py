@@ -586,19 +586,11 @@ def protocol_rules_stated(text: str) -> list[str]:
     lowered = text.lower()
     out = []
     for rule in sorted(set(protocol_rule_cues()) | set(_rule_patterns())):
-        spans = [(i, i + len(cue)) for cue in protocol_rule_cues().get(rule, []) for i in _occurrences(lowered, cue)]
+        spans = [m.span() for cue in protocol_rule_cues().get(rule, []) for m in re.finditer(re.escape(cue), lowered)]
         spans += [m.span() for p in _rule_patterns().get(rule, ()) for m in p.finditer(lowered)]
         if any(not _negated_or_test(lowered, start, end) for start, end in spans):
             out.append(rule)
     return out
-
-
-def _occurrences(text: str, cue: str) -> list[int]:
-    found, at = [], text.find(cue)
-    while at >= 0:
-        found.append(at)
-        at = text.find(cue, at + 1)
-    return found
 
 
 def _negated_or_test(text: str, start: int, end: int) -> bool:
@@ -625,14 +617,17 @@ def protocol_mapping_lists(kind: str) -> dict[str, list[str]]:
     return {str(k): [str(v) for v in (vs or [])] for k, vs in sorted(data.items(), key=lambda kv: str(kv[0]))}
 
 
+_NOT_OPTIMIZER_NAMES = frozenset({"with", "momentum"})
+
+
 def _flat(words: Iterable[Any]) -> Iterable[Any]:
     """A word list with a YAML alias inside it (``[*rl_words, ratio]``) is a nested list: its words, in order;
     ``"@optimizers"`` stands for every optimizer's name (rules/claim_apis.yaml): "RMSProp ... η = 0.064"."""
     for word in words:
         if isinstance(word, list):
             yield from _flat(word)
-        elif word == "@optimizers":
-            yield from sorted(w for w in optimizer_words() if len(w) >= 3 and w not in ("with", "momentum"))
+        elif word == "@optimizers":  # the names, not the words around them ("SGD with momentum", "L-BFGS")
+            yield from sorted(w for w in optimizer_words() if len(w) >= 3 and w not in _NOT_OPTIMIZER_NAMES)
         else:
             yield word
 
