@@ -275,3 +275,10 @@ def test_a_written_out_mapping_is_its_settings_and_a_call_s_nested_config_too():
                              ("expand", 2)]
     # one `key: value` in braces is a set-builder or a glossary, no config
     assert values(r"threshold λ̂ = inf{λ: risk(λ) <= 0.1}", "D2") == []
+
+
+def test_config_overrides_and_a_hyphenated_warm_up_modifier():
+    claim = "MODEL.ONE_FORMER.DEC_LAYERS 10, SOLVER.BASE_LR 0.0001, SOLVER.IMS_PER_BATCH 16, INPUT.MIN_SIZE_TRAIN (640, 672)"
+    assert values(claim) == [("dec_layers", 10), ("learning_rate", 0.0001), ("global_batch_size", 16),
+                             ("min_size_train", [640, 672])]
+    assert values("with 10,000 linear warm-up steps") == [("warmup_steps", 10000)]

@@ -346,6 +346,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_KEYWORD_CALL, lambda m: _call_keywords(m, b), lambda m: m.span("args"),
          keep=lambda m: "=" in m.group("args") and m.group("callee").split(".")[-1][:1].isupper())
     read(_FLOW_MAPPING, _flow_mapping)  # a mapping outside any call (a call's own dicts are its keywords')
+    read(_DOTTED_CONFIG_KEY, _dotted_config_key)  # "SOLVER.BASE_LR 0.0001", "MODEL.ONE_FORMER.DEC_LAYERS 10"
     read(_SINGLE_RUN, lambda m: [("num_seeds", 1)])  # "a single run", "trained once per setting": one seed
     read(_REPLAY_SIZE, lambda m: [("replay_buffer_size", numbers.parse_value(m.group("n")))], lambda m: m.span("n"),
          keep=lambda m: isinstance(numbers.parse_value(m.group("n")), int))
@@ -719,6 +720,24 @@ def _warmup_name(unit: str) -> str:
 # (CamelCase): the keywords of an operation (`softmax(S, dim=1)`, `F.interpolate(mode="bilinear")`) are its arguments
 # (not math: "Q(x, t=0) = (Q_L, Q_R)" applies a one-letter function on the left of an equation)
 _KEYWORD_CALL = re.compile(r"(?<![\w.])(?P<callee>[A-Za-z_][\w.]{2,})\((?P<args>(?:[^()]|\([^()]*\))*)\)(?!\s*=(?!=))")
+
+
+# a yacs / Detectron2 config override, an upper-case dotted key and its value ("SOLVER.MAX_ITER 100000")
+_DOTTED_CONFIG_KEY = re.compile(
+    r"(?<![\w.])(?:[A-Z][A-Z0-9_]*\.)+(?P<key>[A-Z][A-Z0-9_]*)\s*[=:]?\s+(?P<val>[-+]?\.?\d[\d.eE\-+]*|True|False|\[[^\[\]]*\]|\([^()]*\))(?![\w.])"
+)
+
+
+def _dotted_config_key(m: re.Match) -> list[ValueCheck]:
+    """The override's leaf key is the setting's name as the config spells it (DEC_LAYERS -> dec_layers); the
+    lexicon's canonical name when it is one of its spellings (BASE_LR is the learning rate)."""
+    raw = m.group("val")
+    value: Any = {"True": True, "False": False}.get(raw)
+    if value is None:
+        value = numbers.parse_value(raw.replace("(", "[").replace(")", "]"))
+    if value is None or (isinstance(value, list) and not _literal_setting(value)):
+        return []
+    return [_code_named(m.group("key").lower(), value)]
 
 
 _SINGLE_RUN = re.compile(
@@ -2196,7 +2215,7 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
                         name = f"num_{qualifier}_{name[4:]}"  # "50 positive samples"
                     elif modifier.lower() in terms.role_qualifiers():
                         name = terms.qualified_name(modifier.lower(), terms.canonical_name(name) or name, w.lower())  # "5 local epochs"
-                    elif ((re.fullmatch(r"[a-z]{4,}|[A-Z][a-z]{3,}", modifier) or re.fullmatch(r"[a-z]{3,}(?:-[a-z]{3,})+", modifier))
+                    elif ((re.fullmatch(r"[a-z]{4,}|[A-Z][a-z]{3,}", modifier) or re.fullmatch(r"[a-z]{3,}(?:-[a-z]{2,})+", modifier))
                           and (modifier := modifier.lower()) not in _NEUTRAL_COUNT_MODIFIERS  # "100 Sinkhorn iterations"
                           and modifier not in terms.optimizer_words()
                           and not modifier.endswith("ed") and name not in ("seeds", "num_seeds", "num_trials")):
