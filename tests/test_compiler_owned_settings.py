@@ -282,3 +282,17 @@ def test_config_overrides_and_a_hyphenated_warm_up_modifier():
     assert values(claim) == [("dec_layers", 10), ("learning_rate", 0.0001), ("global_batch_size", 16),
                              ("min_size_train", [640, 672])]
     assert values("with 10,000 linear warm-up steps") == [("warmup_steps", 10000)]
+
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("crops of 224² px", [("image_size", [224, 224])]),
+    (r"images of $256^2$ pixels", [("image_size", [256, 256])]),
+    ("crops of 224 × 224 px", [("image_size", [224, 224])]),
+    ("16 px patches", [("patch_size", 16)]),  # a patch's size, no count of patches
+])
+def test_sizes_in_pixels(claim, expected):
+    assert values(claim) == expected
+
+
+def test_a_role_named_crop_has_its_own_size():
+    assert ("local_image_size", [98, 98]) in values("8 local crops of 98² px")

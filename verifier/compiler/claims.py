@@ -350,6 +350,8 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     read(_SINGLE_RUN, lambda m: [("num_seeds", 1)])  # "a single run", "trained once per setting": one seed
     read(_REPLAY_SIZE, lambda m: [("replay_buffer_size", numbers.parse_value(m.group("n")))], lambda m: m.span("n"),
          keep=lambda m: isinstance(numbers.parse_value(m.group("n")), int))
+    read(_SIZE_IN_PIXELS, lambda m: _size_in_pixels(m, body))  # "crops of 224² px", "448 × 448 pixels"
+    read(_PIXEL_PATCHES, lambda m: [("patch_size", int(m.group("n")))])  # "16 px patches": no count of patches
     read(_PIXEL_SIZE, lambda m: [("image_size", int(m.group("n")))])
     read(_VOCAB_AFTER, lambda m: [("vocab_size", numbers.parse_value(m.group("n")))], lambda m: m.span("n"),
          keep=lambda m: isinstance(numbers.parse_value(m.group("n")), int))
@@ -823,6 +825,22 @@ _PIXEL_SIZE = re.compile(
     r"tiles?|grid|cells?|blocks?|boxes|objects?))",
     re.IGNORECASE,
 )
+# "crops of 224² px", "$224^2$ px", "448 × 448 pixels": a size in pixels, squared or as a pair
+_SIZE_IN_PIXELS = re.compile(r"(?<![\w.])(?P<a>\d{2,4})\s*(?:[×x*]\s*(?P<b>\d{2,4})|²|\^\{?2\}?)\s*\$?\s*(?:px|pixels?)\b", re.IGNORECASE)
+
+
+_PIXEL_PATCHES = re.compile(r"(?<![\w.])(?P<n>\d{1,3})\s?(?:px|-?pixels?)\s+(?:square\s+)?patch(?:es)?\b", re.IGNORECASE)
+
+
+def _size_in_pixels(m: re.Match, body: str) -> list[tuple[str, Any, str]]:
+    """The image (or crop) size; a part's own when a role word names the crops ("8 local crops of 98² px")."""
+    side = int(m.group("a"))
+    size = [side, int(m.group("b")) if m.group("b") else side]
+    role = re.search(r"\b([a-z]+)\s+crops?\b[^,;]{0,24}$", body[max(0, m.start() - 40) : m.start()].lower())
+    name = terms.qualified_name(role.group(1), "image_size", "crop size") if role and role.group(1) in terms.role_qualifiers() else "image_size"
+    return [(name, size, m.group(0))]
+
+
 # "a 32k SentencePiece vocab", "a 50,257-token vocabulary": the vocabulary's size, the tokenizer's name between
 _VOCAB_AFTER = re.compile(r"(?<![\w.])(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kK]?)(?:-token)?\s+(?:[A-Za-z][\w\-]*\s+){0,2}vocab(?:ulary)?\b")
 # "gradients clipped at a norm of 0.01", "grads clipped to norm 1.0": the clipping threshold
