@@ -339,7 +339,7 @@ def _written_settings(body: str, b: "_Builder") -> tuple[list[int], str]:
     def warmed(m: re.Match, other: bool) -> bool:
         """A warm-up length in whole units, of the learning rate or (``other``) of another quantity."""
         counted = isinstance(numbers.parse_value(m.group("n") or m.group("n2")), int)
-        return counted and bool(_OTHER_WARMED.search(body[max(0, m.start() - 60) : m.start()] + m.group(0))) == other
+        return counted and bool(_OTHER_WARMED.search(_warmup_context(m, body))) == other
 
     read(_WARMUP_OVER, _warmup_over, warm_span, keep=lambda m: warmed(m, other=False))
     read(_WARMUP_OVER, lambda m: _other_warmup(m, body), warm_span, keep=lambda m: warmed(m, other=True))
@@ -684,11 +684,16 @@ _OTHER_WARMED = re.compile(r"\b(?:temperature|temp|momentum|weight|coefficient|c
                            re.IGNORECASE)
 
 
+def _warmup_context(m: re.Match, body: str) -> str:
+    """A warm-up statement with the words before it, which say what is warmed up."""
+    return body[max(0, m.start() - 60) : m.start()] + m.group(0)
+
+
 def _other_warmup(m: re.Match, body: str) -> list[tuple[ValueCheck, str]]:
     """"teacher temperature warmed up from 0.04 to 0.07 over 30 epochs": the length of that quantity's warm-up
     (teacher_temperature_warmup_epochs), not the run's epochs nor the learning rate's warm-up; named from the
     claim's words, so undecided where the code calls it otherwise."""
-    before = body[max(0, m.start() - 60) : m.start()] + m.group(0)
+    before = _warmup_context(m, body)
     word = [w.group(0).lower() for w in _OTHER_WARMED.finditer(before)][-1]
     word = {"τ": "tau", "β": "beta", "λ": "lambda", "temp": "temperature", "coeff": "coefficient"}.get(word, word)
     role = re.search(rf"\b([a-z]+)\s+{re.escape(word)}\b", before.lower())
@@ -733,13 +738,8 @@ _DOTTED_CONFIG_KEY = re.compile(
 def _dotted_config_key(m: re.Match) -> list[ValueCheck]:
     """The override's leaf key is the setting's name as the config spells it (DEC_LAYERS -> dec_layers); the
     lexicon's canonical name when it is one of its spellings (BASE_LR is the learning rate)."""
-    raw = m.group("val")
-    value: Any = {"True": True, "False": False}.get(raw)
-    if value is None:
-        value = numbers.parse_value(raw.replace("(", "[").replace(")", "]"))
-    if value is None or (isinstance(value, list) and not _literal_setting(value)):
-        return []
-    return [_code_named(m.group("key").lower(), value)]
+    value = _setting_value(numbers.parse_value(m.group("val")))  # 10, 1e-4, True, (640, 672)
+    return [] if value is None else [_code_named(m.group("key").lower(), value)]
 
 
 _SINGLE_RUN = re.compile(
@@ -749,12 +749,13 @@ _SINGLE_RUN = re.compile(
 )
 
 
-def _literal_setting(value: Any) -> bool:
-    """A value a setting can hold: a number, a word, a switch, or a flat list of them."""
+def _setting_value(value: Any) -> Any:
+    """The value a setting holds (a number, a word, a switch, or a flat list of them; a tuple as a list), or None
+    for anything else (a nested mapping, a set, None)."""
     value = list(value) if isinstance(value, tuple) else value
     if value is None or isinstance(value, (dict, set, complex, bytes)):
-        return False
-    return not isinstance(value, list) or all(isinstance(v, (int, float, str, bool)) for v in value)
+        return None
+    return value if not isinstance(value, list) or all(isinstance(v, (int, float, str, bool)) for v in value) else None
 
 
 # "{numTopics: 50, hiddenSizes: [100, 100], learnPriors: true}", "{'lr': 1e-3, 'batch_size': 64}": a config written
@@ -774,10 +775,9 @@ def _flow_mapping(m: re.Match) -> list[ValueCheck]:
         return []
     out: list[ValueCheck] = []
     for key, value in mapping.items() if isinstance(mapping, dict) else ():
-        if not _literal_setting(value):
+        if (value := _setting_value(value)) is None:
             continue
-        value = list(value) if isinstance(value, tuple) else value
-        snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", str(key)).lower()
+        snake = terms.identifier(str(key)).lower()
         check = _code_named(snake, value)
         if snake != key:
             check = check.model_copy(update={"names": list(dict.fromkeys([*(check.names or []), str(key)]))})
@@ -801,11 +801,9 @@ def _call_keywords(m: re.Match, b: "_Builder") -> list[ValueCheck]:
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
         if isinstance(value, dict):  # "ssm_cfg={'d_state': 16, 'expand': 2}": a nested config's items
-            out += [_code_named(k, list(v) if isinstance(v, tuple) else v) for k, v in value.items()
-                    if isinstance(k, str) and _literal_setting(v)]
+            out += [_code_named(k, v) for k, raw in value.items() if isinstance(k, str) and (v := _setting_value(raw)) is not None]
             continue
-        value = list(value) if isinstance(value, tuple) else value
-        if not _literal_setting(value):
+        if (value := _setting_value(value)) is None:
             continue
         symbol = terms.ascii_symbol(keyword.arg).lower()
         if symbol in terms.GREEK_NAMES:  # "Dirichlet(α = 0.5)": the distribution's α, dirichlet_alpha
@@ -1579,10 +1577,9 @@ _CONCLUSION = re.compile(r"^\s*(?:thus|hence|therefore|so|which|i\.e\.,?)\s", re
 def _restated(number: str, b: "_Builder") -> str:
     """"alpha = 0.4: any trial with lambda < 0.6 has loss > 0.4": a number that is a value the claim already
     checks, or its complement 1 - x for a fraction: the setting it restates ("alpha = 0.4"), else ""."""
-    q = numbers.parse_number(number.strip().rstrip("%"))
-    if q is None:
+    x = numbers.parse_number(number)  # "60%" is 0.6
+    if x is None:
         return ""
-    x = q / 100 if number.strip().endswith("%") else q
     for check in b.checks:
         v = check.expect if isinstance(check, ValueCheck) else None
         if isinstance(v, (int, float)) and not isinstance(v, bool) and check.name:
@@ -1913,6 +1910,8 @@ def _default_settings(body: str, b: _Builder) -> list[int]:
     is left as the library leaves it, which is a value: the named API's documented default, else the one every
     common library uses (rules/lexicon.yaml `default`). A phrase that names no lexicon parameter, or one with no
     known default, stays what it was."""
+    if "default" not in body.lower():
+        return []
     phrases = [item for m in _DEFAULT_LIST.finditer(body) for item in re.split(r",|\band\b|\bor\b|/", m.group("items"))]
     phrases += [p for m in _DEFAULT_ONE.finditer(body) if not re.match(r"\s*(?:of|=|:|is|was)?\s*[-+]?\d", body[m.end():])
                 for p in re.split(r"\s+(?:and|or)\s+", m.group("phrase"))]  # "default betas and eps": both

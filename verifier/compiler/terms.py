@@ -586,7 +586,7 @@ def protocol_rules_stated(text: str) -> list[str]:
     lowered = text.lower()
     out = []
     for rule in sorted(set(protocol_rule_cues()) | set(_rule_patterns())):
-        spans = [m.span() for cue in protocol_rule_cues().get(rule, []) for m in re.finditer(re.escape(cue), lowered)]
+        spans = [m.span() for cue in protocol_rule_cues().get(rule, []) if cue in lowered for m in re.finditer(re.escape(cue), lowered)]
         spans += [m.span() for p in _rule_patterns().get(rule, ()) for m in p.finditer(lowered)]
         if any(not _negated_or_test(lowered, start, end) for start, end in spans):
             out.append(rule)
@@ -617,7 +617,10 @@ def protocol_mapping_lists(kind: str) -> dict[str, list[str]]:
     return {str(k): [str(v) for v in (vs or [])] for k, vs in sorted(data.items(), key=lambda kv: str(kv[0]))}
 
 
-_NOT_OPTIMIZER_NAMES = frozenset({"with", "momentum"})
+@functools.cache
+def optimizer_names() -> tuple[str, ...]:
+    """The optimizers' names as context words, not the words around them ("SGD with momentum", "L-BFGS")."""
+    return tuple(sorted(w for w in optimizer_words() if len(w) >= 3 and w not in ("with", "momentum")))
 
 
 def _flat(words: Iterable[Any]) -> Iterable[Any]:
@@ -626,8 +629,8 @@ def _flat(words: Iterable[Any]) -> Iterable[Any]:
     for word in words:
         if isinstance(word, list):
             yield from _flat(word)
-        elif word == "@optimizers":  # the names, not the words around them ("SGD with momentum", "L-BFGS")
-            yield from sorted(w for w in optimizer_words() if len(w) >= 3 and w not in _NOT_OPTIMIZER_NAMES)
+        elif word == "@optimizers":
+            yield from optimizer_names()
         else:
             yield word
 
