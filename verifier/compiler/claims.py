@@ -2880,6 +2880,20 @@ def _metric_lists_across_fragments(text: str) -> list[tuple[list[str], tuple[int
 
 _DEFINITION = re.compile(r"^\s*[A-Za-z]\w{0,12}\s*=\s*(?:[a-z][a-z\-/]*\s+){1,8}[a-z][a-z\-/]*\s*(?:\([a-z\s\-+/]*\))?\s*$")
 # "m = max actions per user account (rate limit)": the meaning of a symbol of a formula
+_GREEK = ("alpha|beta|gamma|delta|epsilon|eta|theta|kappa|lambda|mu|nu|rho|sigma|tau|phi|psi|omega")
+_SYMBOL = rf"(?:[A-Z]|(?:{_GREEK}|[a-zA-Z])_\{{?\w{{1,3}}\}}?|[α-ω])(?![\w(])"
+# "group-wise transformation with G groups", "each with independent advection alpha_i and forcing amplitude
+# delta_i": quantities named by their symbols only; the value (if any) is stated elsewhere
+_SYMBOLIC_QUANTITY = re.compile(
+    rf"^(?:each\s+)?(?:[A-Za-z][\w\-]*\s+){{0,4}}?with\s+(?:an?\s+)?(?:[a-z][\w\-]*\s+){{0,3}}{_SYMBOL}(?:\s+[a-z]+s\b)?"
+    rf"(?:\s*(?:,|and|,\s*and)\s+(?:[a-z][\w\-]*\s+){{0,3}}{_SYMBOL}(?:\s+[a-z]+s\b)?)*\s*$"
+)
+# "evaluated at multiple points for the trade-off analysis": how many is left unsaid, so there is no value
+_UNSTATED_COUNT = re.compile(
+    r"^(?:[A-Za-z][\w\-]*\s+){0,3}?(?:at|over|on|with|across|for)\s+(?:multiple|several|various|many|a\s+few|a\s+range\s+of)\s+"
+    r"(?:[a-z][\w\-]*\s+)?(?:points|values|settings|levels|choices|configurations)\b[^\d=<>]*$",
+    re.IGNORECASE,
+)
 
 
 # "LoRA rank r = 8 and scale s = alpha / r": a setting, then a formula; the formula's sides must not swallow it
@@ -3339,6 +3353,10 @@ def _fragment(
         return Fragment(text, "context", legacy)
     if not reason and dimension == Dimension.numerical and _DEFINITION.match(body):
         return Fragment(text, "context", "definition: what a symbol stands for, no value")
+    if not reason and dimension == Dimension.numerical and _SYMBOLIC_QUANTITY.match(body):
+        return Fragment(text, "context", "definition: a quantity named by its symbol, no value")
+    if not reason and dimension == Dimension.numerical and _UNSTATED_COUNT.match(body):
+        return Fragment(text, "context", "unstated: how many values is not said, so there is none to check")
     if not reason:
         reason = _untyped_reason(body, masked)
     return Fragment(text, "leftover", reason)

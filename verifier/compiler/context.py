@@ -63,6 +63,12 @@ _DATA_STAT = re.compile(
     r"(?<![\w.])(?P<extent>\d+(?:\.\d+)?\s*(?:km|m|hPa))\s+(?:altitude|height|depth|elevation)\b",
     re.IGNORECASE,
 )
+# "uniform category distribution", "class-balanced": how the (evaluation) data is composed
+_DATA_BALANCE = re.compile(
+    r"(?:an?\s+)?(?:uniform|balanced|equal|even)\s+(?:category|class|label)\s+(?:distribution|balance|proportions)|"
+    r"(?:category|class|label)[- ]balanced(?:\s+(?:data|samples|set))?",
+    re.IGNORECASE,
+)
 _CITATION = re.compile(
     r"\([A-Z][A-Za-z\-]+(?:\s+(?:et al\.?|&|and)\s*[A-Za-z\-]*)?,?\s*(?:19|20)\d\d[a-z]?(?:[;,][^()]*)?\)|"
     r"\b(?:Eqs?|Equations?|Secs?|Sections?|Tables?|Tabs?|Figures?|Figs?|Appendix|Appendices|Algorithms?|Alg)\.?\s*"
@@ -155,6 +161,8 @@ def classify(text: str, result_allowed: bool = True, measured: bool = False) -> 
     for _, regex, reason in checks:
         if regex.search(stripped) and not _has_free_number(stripped):
             return reason
+    if _DATA_BALANCE.fullmatch(stripped):
+        return "dataset statistic: a property of the data, not set by code"
     reported = _RESULT_NUM.search(stripped) or (_RESULT_WORDS.search(stripped) and re.search(r"\d", stripped))
     reported = reported or (measured and _only_measurements(stripped))
     if result_allowed and reported and "=" not in stripped:
