@@ -218,3 +218,28 @@ def test_proof_worker_exits_when_its_parent_is_killed(tmp_path):
     if still:
         os.kill(child, 9)  # the orphan this test made
     assert not still, "the proof worker outlived its parent by 5 s"
+
+
+def _prove_in_forked_process(_):
+    from verifier.analysis.equivalence import prove
+
+    x = sp.Symbol("x")
+    return prove(x + x, 2 * x, timeout=30)
+
+
+@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(), reason="needs fork")
+def test_a_process_forked_after_the_worker_started_proves_with_its_own_worker():
+    """``mutate --jobs 4`` forks after the original run started the worker: the children used to fail every
+    formula check with 'can only test a child process' (hundreds of false alarms)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from verifier.analysis.equivalence import _WORKER, prove
+
+    x = sp.Symbol("x")
+    assert prove(x * 3, x + x + x, timeout=30) == "expand"
+    parent_worker = _WORKER.proc.pid
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork")) as pool:
+        assert list(pool.map(_prove_in_forked_process, range(2))) == ["expand", "expand"]
+    assert _WORKER.proc is not None and _WORKER.proc.pid == parent_worker and _WORKER.proc.is_alive()
+    assert prove(x * 2, x + x, timeout=30) == "expand"

@@ -933,11 +933,20 @@ def _worker_main(conn, parent_end=None, parent_pid: int | None = None) -> None: 
 
 
 class ProofWorker:
-    """One warm child process; a task that overruns its timeout kills it (a new one starts on demand)."""
+    """One warm child process; a task that overruns its timeout kills it (a new one starts on demand). A process
+    forked after the worker started (``mutate --jobs``, a user's pool) inherits a worker it cannot wait for, so it
+    starts its own."""
 
     def __init__(self) -> None:
         self.proc = None
         self.conn = None
+        self.owner = os.getpid()
+
+    def _adopt(self) -> None:
+        if self.owner != os.getpid():
+            if self.conn is not None:
+                self.conn.close()  # this process's copy of the parent's pipe end; the parent's worker is untouched
+            self.proc, self.conn, self.owner = None, None, os.getpid()
 
     def _start(self) -> None:
         methods = multiprocessing.get_all_start_methods()
@@ -949,6 +958,7 @@ class ProofWorker:
         self.conn = parent
 
     def run(self, task: tuple, timeout: float) -> str | None:
+        self._adopt()
         try:
             if self.proc is None or not self.proc.is_alive():
                 self._start()
@@ -965,6 +975,7 @@ class ProofWorker:
         return None
 
     def stop(self) -> None:
+        self._adopt()
         if self.proc is not None:
             self.proc.terminate()
             self.proc.join(1.0)
