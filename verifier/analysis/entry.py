@@ -309,6 +309,10 @@ class CallGraph:
         self._parent = parent
         return parent
 
+    def complete(self) -> bool:
+        """Whether the search reached everything it could (it stops at MAX_NODES): only then is "unreached" sure."""
+        return len(self._search()) < MAX_NODES
+
     def path_to(self, node: Node) -> list[Node] | None:
         parent = self._search()
         if node not in parent:

@@ -27,6 +27,7 @@ from verifier.analysis.callsite import (
     sorted_unique,
 )
 from verifier.analysis.entry import CallGraph, call_graph
+from verifier.analysis.liveness import scope_may_run
 from verifier.analysis.imports import ModuleMap, module_map
 from verifier.checks.base import Context, checker
 from verifier.checks.value import resolver_for
@@ -293,7 +294,7 @@ def evaluate_site(
     params, defaults, is_library = signature(ctx, modules, site, resolved)
     bound = bind_arguments(site, params)
     outcome = SiteOutcome(site, resolved, Status.pass_, 1.0)
-    outcome.reachable = not graph.entries or graph.scope_reachable(site.span.file, site.scope) is not None
+    outcome.reachable = scope_may_run(ctx, site.span.file, site.scope)
     for name in sorted(expected, key=str):
         want = expected[name]
         key = str(name)

@@ -23,7 +23,7 @@ from verifier.analysis.callsite import (
     fold_at,
     sorted_unique,
 )
-from verifier.analysis.entry import call_graph
+from verifier.analysis.liveness import scope_may_run
 from verifier.analysis.imports import ModuleMap, module_map
 from verifier.analysis.initializers import (
     PRIMARY_SLOTS,
@@ -85,10 +85,8 @@ def _check(check: InitCheck, ctx: Context) -> CheckResult:
         )
     if not sites:
         return CheckResult.failed(KIND, Status.missing, f"nothing named {check.name} is created or initialised in the repo.")
-    graph = call_graph(ctx)
-    if graph.entries:
-        for site in sites:
-            site.reachable = graph.scope_reachable(site.span.file, site.scope) is not None
+    for site in sites:
+        site.reachable = scope_may_run(ctx, site.span.file, site.scope)
     # Code that never runs does not initialise anything, unless nothing about the tensor runs at all.
     live = [s for s in sites if s.reachable] or sites
     top = max(s.tier for s in live)

@@ -1,0 +1,217 @@
+"""A right value that no run uses is a minor deviation (0.75), decided on the call graph and erring towards "runs".
+
+Each case is a small repo written to disk, indexed and checked for real: a constant read only by a function the
+stubbed ``main`` no longer calls, a default of an unreached builder, and the ways code runs that a call graph does
+not see (a registry decorator, a by-name ``getattr``, a Hydra ``_target_``, no entry point at all), which must stay
+live. A README or the sau spec naming a function does not call it; an ``isinstance`` test does not build a class.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from minirepo import make_repo
+
+from verifier.engine import run_repo
+from verifier.results import Status
+
+SAMPLE = """\
+    import argparse
+
+    MAX_TOKENS = 512
+
+
+    def collect(client, prompt):
+        return client.complete(prompt, max_tokens=MAX_TOKENS)
+
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--prompt", default="hello")
+        args = parser.parse_args()
+        {body}
+
+
+    if __name__ == "__main__":
+        main()
+    """
+
+
+def verdict(tmp_path: Path, files: dict[str, str], check: str, claim: str = "the claim"):
+    repo = make_repo(tmp_path, files, [{"id": "t-D1-001", "dimension": "D1", "claim": claim,
+                                        "check": yaml.safe_load(check)}])
+    (result,) = run_repo(repo).verdicts
+    return result
+
+
+def roles(result) -> list[tuple[str, int, str]]:
+    return sorted((e.file, e.line, e.role) for e in result.evidence)
+
+
+MAX_TOKENS_CHECK = "{kind: value, name: max_tokens, expect: 512}"
+
+
+def test_a_constant_read_only_by_a_function_main_no_longer_calls_is_partial(tmp_path):
+    files = ({"sample.py": SAMPLE.format(body="print(open('cached.txt').read())")})
+    result = verdict(tmp_path, files, MAX_TOKENS_CHECK)
+    assert (result.status, result.score) == (Status.partial, 0.75)
+    assert "no run uses it: it applies in `collect`, which no entry point reaches" in result.message
+    assert "runs start in `main`, sample.py:10" in result.message
+    assert ("sample.py", 7, "dead") in roles(result) and ("sample.py", 10, "entry") in roles(result)
+
+
+def test_the_same_constant_is_faithful_when_main_calls_its_reader(tmp_path):
+    files = ({"sample.py": SAMPLE.format(body="print(collect(None, args.prompt))")})
+    result = verdict(tmp_path, files, MAX_TOKENS_CHECK)
+    assert (result.status, result.score) == (Status.pass_, 1.0)
+    assert "no run uses it" not in result.message
+    assert all(e.role not in ("dead", "entry") for e in result.evidence)
+
+
+def test_a_readme_or_the_spec_naming_the_reader_does_not_make_it_run(tmp_path):
+    files = ({
+        "sample.py": SAMPLE.format(body="print(open('cached.txt').read())"),
+        "README.md": "Call `collect` to sample replies.\n",
+    })
+    result = verdict(tmp_path, files, MAX_TOKENS_CHECK, claim="collect uses at most 512 new tokens")
+    assert (result.status, result.score) == (Status.partial, 0.75)
+
+
+def test_a_config_naming_the_reader_keeps_it_live(tmp_path):
+    files = ({
+        "sample.py": SAMPLE.format(body="print(open('cached.txt').read())"),
+        "conf/sampler.yaml": "sampler:\n  _target_: sample.collect\n",
+    })
+    result = verdict(tmp_path, files, MAX_TOKENS_CHECK)
+    assert (result.status, result.score) == (Status.pass_, 1.0)
+
+
+def test_a_reader_looked_up_by_name_keeps_the_constant_live(tmp_path):
+    body = "print(getattr(__import__('sample'), 'collect')(None, args.prompt))"
+    files = ({"sample.py": SAMPLE.format(body=body)})
+    result = verdict(tmp_path, files, MAX_TOKENS_CHECK)
+    assert (result.status, result.score) == (Status.pass_, 1.0)
+
+
+def test_a_repo_without_an_entry_point_counts_everything_as_live(tmp_path):
+    source = SAMPLE.format(body="pass").split("    if __name__")[0]
+    files = ({"sample.py": source})
+    result = verdict(tmp_path, files, MAX_TOKENS_CHECK)
+    assert (result.status, result.score) == (Status.pass_, 1.0)
+
+
+BUILDERS = """\
+    import torch
+
+    REGISTRY = {{}}
+
+
+    def register(name):
+        def wrap(fn):
+            REGISTRY[name] = fn
+            return fn
+        return wrap
+
+
+    {decorator}
+    def build_adam(params):
+        return torch.optim.Adam(params, lr=1e-3)
+
+
+    def main():
+        model = torch.nn.Linear(4, 2)
+        {body}
+
+
+    if __name__ == "__main__":
+        main()
+    """
+
+ADAM_CALL = "{kind: call, target: torch.optim.Adam, args: {lr: 0.001}}"
+
+
+def test_a_registry_decorated_builder_is_not_called_dead_code(tmp_path):
+    body = "optimizer = REGISTRY['adam'](model.parameters())"
+    files = ({"train.py": BUILDERS.format(decorator='@register("adam")', body=body)})
+    result = verdict(tmp_path, files, ADAM_CALL)
+    assert (result.status, result.score) == (Status.pass_, 1.0)
+    assert "never run" not in result.message
+
+
+def test_an_undecorated_builder_nothing_calls_is_never_run(tmp_path):
+    files = ({"train.py": BUILDERS.format(decorator="", body="optimizer = None")})
+    result = verdict(tmp_path, files, ADAM_CALL)
+    assert (result.status, result.score) == (Status.partial, 0.75)
+    assert "train.py" in {e.file for e in result.evidence}
+    assert any(e.line == 15 for e in result.evidence)
+
+
+LAYERS = """\
+    import torch.nn as nn
+
+
+    class Adapter(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.drop = nn.Dropout(p=0.1)
+
+
+    def count_adapters(model):
+        return sum(isinstance(m, Adapter) for m in model.modules())
+
+
+    def main():
+        model = nn.Sequential(nn.Linear(4, 4))
+        {body}
+        print(count_adapters(model))
+
+
+    if __name__ == "__main__":
+        main()
+    """
+
+DROPOUT_CALL = "{kind: call, target: torch.nn.Dropout, args: {p: 0.1}}"
+
+
+def test_an_isinstance_test_in_a_running_function_does_not_build_the_class(tmp_path):
+    files = ({"layers.py": LAYERS.format(body="pass")})
+    result = verdict(tmp_path, files, DROPOUT_CALL)
+    assert (result.status, result.score) == (Status.partial, 0.75)
+    assert ("layers.py", 7) in {(e.file, e.line) for e in result.evidence}
+
+
+def test_a_class_the_run_builds_runs_its_constructor(tmp_path):
+    files = ({"layers.py": LAYERS.format(body="model.append(Adapter(4))")})
+    result = verdict(tmp_path, files, DROPOUT_CALL)
+    assert (result.status, result.score) == (Status.pass_, 1.0)
+
+
+def test_a_module_constant_whose_only_reader_is_unreached_names_that_reader(tmp_path):
+    source = SAMPLE.format(body="print(open('cached.txt').read())").replace(
+        "client.complete(prompt, max_tokens=MAX_TOKENS)", "client.complete(prompt)[:MAX_TOKENS]")
+    files = ({"sample.py": source})
+    result = verdict(tmp_path, files, MAX_TOKENS_CHECK)
+    assert (result.status, result.score) == (Status.partial, 0.75)
+    assert "only `collect` reads it (sample.py:7), and no entry point reaches that" in result.message
+    assert ("sample.py", 7, "dead") in roles(result) and ("sample.py", 10, "entry") in roles(result)
+
+
+def test_a_same_named_class_in_a_copy_no_one_imports_is_not_built_by_the_run(tmp_path):
+    """``legacy/layers_v1.py`` keeps the old ``Adapter`` with the paper's dropout; the run builds its own."""
+    new = LAYERS.format(body="model.append(Adapter(4))").replace("self.drop = nn.Dropout(p=0.1)", "self.drop = nn.Identity()")
+    files = ({"legacy/layers_v1.py": LAYERS.format(body="pass").split("    def count_adapters")[0],
+                            "layers.py": new})
+    result = verdict(tmp_path, files, DROPOUT_CALL)
+    assert (result.status, result.score) == (Status.partial, 0.75)
+    assert ("legacy/layers_v1.py", 7) in {(e.file, e.line) for e in result.evidence}
+
+
+def test_the_copy_is_built_once_the_run_imports_it(tmp_path):
+    new = LAYERS.format(body="model.append(Adapter(4))").split("    class Adapter")[0] + (
+        "    from legacy.layers_v1 import Adapter\n\n\n    def count_adapters" + LAYERS.split("    def count_adapters")[1]
+    ).format(body="model.append(Adapter(4))")
+    files = ({"legacy/__init__.py": "", "legacy/layers_v1.py": LAYERS.format(body="pass").split(
+        "    def count_adapters")[0], "layers.py": new})
+    result = verdict(tmp_path, files, DROPOUT_CALL)
+    assert (result.status, result.score) == (Status.pass_, 1.0), result.message

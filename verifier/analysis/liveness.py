@@ -1,0 +1,264 @@
+"""Whether any run uses a value: a setting that only unreachable code reads is no setting of the run.
+
+A stubbed ``main`` leaves ``MAX_TOKENS = 512`` behind, read only by a ``collect`` nothing calls any more; an
+``Adam(lr=1e-3)`` in a ``build_optimizer`` no entry point reaches sets nothing a run sees. Both are written,
+and a value check that passes them rewards code that never runs. Decided on the shared call graph
+(verifier/analysis/entry.py), and erring towards "runs" as pyflakes errs towards silence: a repo with no entry
+point, a graph cut at its size bound, a read this module cannot place, a read at module level, a decorated
+function (a registry may call it), a framework hook of a class the run builds, a function or class whose name is
+read where a run may be (``getattr(m, "build")``, ``REGISTRY["adam"] = build_adam``) or written in a config or
+launch script (Hydra ``_target_``) all count as live. Two reads do not: an ``isinstance`` test (it builds
+nothing), and a bare name in a file that does not import the definition (the run's own ``Policy`` is no reader
+of a copy's).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from verifier.analysis.entry import IMPLICIT_METHODS, MODULE, call_graph
+from verifier.index.configs import is_config_name
+from verifier.index.facts import Binding, BindingKind, Language
+
+# Kinds whose place in the code says when they apply; configs, launch flags and env vars are read by code
+# elsewhere, and a field's class may be built anywhere.
+_CODE_KINDS = frozenset({BindingKind.assign, BindingKind.kwarg, BindingKind.default, BindingKind.argparse,
+                         BindingKind.click, BindingKind.dict})
+_CALLING_LANGUAGES = frozenset({Language.notebook, Language.yaml, Language.json, Language.toml, Language.shell})
+# Methods a framework calls on an instance by name (Lightning, Keras, HF Trainer callbacks, gym, Flax); other methods
+# run only where the repo calls them, which the call graph and the read sites see.
+_HOOK = re.compile(
+    r"^(?:on_\w+|\w+_step(?:_end)?|\w+_epoch_(?:start|end)|configure_\w+|\w+_dataloader|setup|teardown|prepare_data|"
+    r"reset|step|render|close|__\w+__)$"
+)
+MAX_READER_FILES = 50  # a name read in more files than this is a common word (``lr``), not one constant's uses
+MAX_DEPTH = 4  # callers of callers followed to decide that a function may run; deeper counts as live
+
+
+@dataclass(frozen=True)
+class Unused:
+    """Why no run uses a binding, the code that would (the unreached reader or scope), and where the runs
+    start instead (the entry function nearest the binding: where a user looks for the cut)."""
+
+    reason: str
+    file: str
+    line: int
+    start: tuple[str, int, str] | None = None  # (file, line, name) of that entry function
+
+
+def unused_by_runs(ctx, binding: Binding) -> Unused | None:
+    """Why no run of the repo uses ``binding``, or None when some run may (or this cannot be told)."""
+    facts = ctx.index.files.get(binding.span.file)
+    if binding.kind not in _CODE_KINDS or facts is None or facts.language is not Language.python:
+        return None
+    graph = call_graph(ctx)
+    if not graph.entries or not graph.complete():
+        return None
+    where = binding.owner if binding.kind is BindingKind.default and binding.owner else binding.scope
+    if where and where != MODULE:
+        if _may_run(ctx, graph, binding.span.file, where, MAX_DEPTH):
+            return None
+        return Unused(f"it applies in `{where}`, which no entry point reaches", binding.span.file, binding.span.line,
+                      _run_start(graph, binding.span.file))
+    head = binding.path.rpartition(".")[0]
+    if binding.kind is not BindingKind.assign or head:
+        return None  # ``cfg.lr = ...`` at module level: read through an object the reads below cannot follow
+    unused = _readers_unreached(ctx, graph, binding)
+    return None if unused is None else Unused(unused.reason, unused.file, unused.line, _run_start(graph, unused.file))
+
+
+def _run_start(graph, file: str) -> tuple[str, int, str] | None:
+    """The function a run starts in (an ``if __name__`` block's callee, a console script's target), preferring
+    entry points in ``file``: a stubbed ``main`` is where such a run stops short."""
+    entries = sorted(graph.entries, key=lambda e: (e.node.file != file, e.node.file, e.node.scope, e.kind))
+    for entry in entries:
+        nodes = [entry.node] if entry.node.scope != MODULE else sorted(
+            graph.edges.get(entry.node, ()), key=lambda n: (n.file != file, n.file, n.scope))
+        for node in nodes:
+            definition = graph.modules.local_definition(node.file, node.scope)
+            if definition is not None and definition.kind != "class":
+                return node.file, definition.span.line, node.scope
+    return None
+
+
+def _readers_unreached(ctx, graph, binding: Binding) -> Unused | None:
+    """A module constant: unused when every place that reads it sits in a function no entry point reaches."""
+    sites = _sites_seeing(ctx, graph, binding.span.file, binding.name)
+    if sites is None or not sites:
+        return None  # unknown reads, or none at all (never read: the resolver's own "dead")
+    for file, scope, _line in sites:
+        if _may_run(ctx, graph, file, scope, MAX_DEPTH):
+            return None
+    file, scope, line = sites[0]
+    return Unused(f"only `{scope}` reads it ({file}:{line}), and no entry point reaches that", file, line)
+
+
+def scope_may_run(ctx, file: str, scope: str) -> bool:
+    """Whether code at ``scope`` in ``file`` may run in some run of the repo (False only when sure it cannot)."""
+    graph = call_graph(ctx)
+    if not graph.entries or not graph.complete():
+        return True
+    return _may_run(ctx, graph, file, scope, MAX_DEPTH)
+
+
+def _may_run(ctx, graph, file: str, scope: str, depth: int) -> bool:
+    """Whether code at ``scope`` in ``file`` may run: reached from an entry point, or called in a way the graph
+    does not follow (decorators, by-name reads, configs), or too far from a decision to tell. Remembered per
+    scope and depth: every value check of a run asks about the same few functions."""
+    return ctx.memo(f"analysis.liveness.may_run:{depth}:{file}:{scope}",
+                    lambda: _decide_may_run(ctx, graph, file, scope, depth))
+
+
+def _decide_may_run(ctx, graph, file: str, scope: str, depth: int) -> bool:
+    if scope == MODULE or depth <= 0 or graph.scope_reachable(file, scope) is not None:
+        return True
+    parts = scope.split(".")
+    for cut in range(1, len(parts) + 1):
+        definition = graph.modules.local_definition(file, ".".join(parts[:cut]))
+        if definition is None or definition.decorators:
+            return True  # a scope this cannot place, or one a decorator may register or wrap
+        if definition.kind == "class" and _HOOK.match(parts[-1]) and graph.reachable(definition) is not None:
+            return True  # a hook of an instantiated class: the framework calls it (not merely defined on import)
+        if _named_outside_python(ctx, definition.name):
+            return True
+    # A constructor or hook runs wherever its class is used (``cls = Adapter; cls(8)``); any other method, or a
+    # nested function, only where its own name is read (``self.zero_init()``).
+    method_of_class = len(parts) > 1 and graph.modules.local_definition(file, parts[0]).kind == "class"
+    name = parts[0] if method_of_class and (parts[-1] in IMPLICIT_METHODS or _HOOK.match(parts[-1])) else parts[-1]
+    sites = _sites_seeing(ctx, graph, file, name)
+    if sites is None:
+        return True
+    return any(_may_run(ctx, graph, f, s, depth - 1) for f, s, _ in sites if (f, s) != (file, scope))
+
+
+def _named_outside_python(ctx, name: str) -> bool:
+    """Whether a config, launch script or notebook names ``name`` (``_target_: train.build_adam``); the sau spec
+    and prose (a README) name functions without calling them."""
+    def scan() -> bool:
+        word = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+        for path in sorted(ctx.index.files):
+            facts = ctx.index.files[path]
+            if facts.language not in _CALLING_LANGUAGES or not is_config_name(path.rpartition("/")[2]):
+                continue
+            if word.search(ctx.index.source(path) or ""):
+                return True
+        return False
+
+    return ctx.memo(f"analysis.liveness.named:{name}", scan)
+
+
+def _sites_seeing(ctx, graph, file: str, name: str) -> list[tuple[str, str, int]] | None:
+    """The read sites of ``name`` that can mean the one defined in ``file``: in that file, through an attribute or a
+    string (``models.Policy``, ``getattr(m, "Policy")``: any module may), or as a bare name in a file that imports
+    it (directly or through a package). A second ``Policy`` in a copy no one imports is no reader of the first."""
+    sites = ctx.memo(f"analysis.liveness.readers:{name}", lambda: _read_sites(ctx, name))
+    if sites is None:
+        return None
+    return [(f, s, line) for f, s, line, bare in sites if f == file or not bare or file in _imports(ctx, graph, f)]
+
+
+def _imports(ctx, graph, path: str) -> frozenset[str]:
+    """The repo files ``path`` imports, directly or through the files it imports."""
+    def closure() -> frozenset[str]:
+        seen, todo = {path}, [path]
+        while todo:
+            for target in graph.modules.imported_paths(todo.pop()):
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        return frozenset(seen - {path})
+
+    return ctx.memo(f"analysis.liveness.imports:{path}", closure)
+
+
+def _read_sites(ctx, name: str) -> list[tuple[str, str, int, bool]] | None:
+    """Every (file, enclosing scope, line, bare name?) reading ``name``; None when some file reads it in a way not found
+    here (a read the index saw that this walk cannot place keeps the constant live)."""
+    files = sorted(ctx.index.files_reading(name))
+    if len(files) > MAX_READER_FILES:
+        return None
+    out: list[tuple[str, str, int]] = []
+    for path in files:
+        facts = ctx.index.files[path]
+        if facts.language is not Language.python:
+            return None  # a notebook cell or another language: every cell runs
+        tree = ctx.index.tree(path)
+        if tree is None:
+            return None
+        finder = _ReadFinder(name)
+        found = finder.sites(tree)
+        if not found and not finder.type_tests:
+            return None
+        out.extend((path, scope, line, bare) for scope, line, bare in found)
+    return sorted(out)
+
+
+class _ReadFinder(ast.NodeVisitor):
+    """Loads of one name (``N``, ``obj.N``, ``obj["N"]``, ``getattr(obj, "N")``) with their enclosing scope, named
+    as the index names scopes (``Trainer.train``, ``outer.inner``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.stack: list[str] = []
+        self.functions = 0  # how many of the enclosing scopes are functions (a class body runs on import)
+        self.found: list[tuple[str, int, bool]] = []
+        self.type_tests = 0  # ``isinstance(m, N)``: a read that neither calls nor builds N
+
+    def sites(self, tree: ast.AST) -> list[tuple[str, int, bool]]:
+        self.visit(tree)
+        return sorted(set(self.found))
+
+    def _scoped(self, node) -> None:
+        for deco in node.decorator_list:
+            self.visit(deco)  # a decorator runs where the definition is, not inside it
+        function = not isinstance(node, ast.ClassDef)
+        self.stack.append(node.name)
+        self.functions += function
+        for child in node.body:
+            self.visit(child)
+        self.functions -= function
+        self.stack.pop()
+        if not isinstance(node, ast.ClassDef):
+            for default in [*node.args.defaults, *node.args.kw_defaults]:
+                if default is not None:
+                    self.visit(default)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scoped
+
+    def _hit(self, node: ast.AST, bare: bool = False) -> None:
+        self.found.append((".".join(self.stack) if self.functions else MODULE, node.lineno, bare))
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id == self.name and not isinstance(node.ctx, ast.Store):
+            self._hit(node, bare=True)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Name) and node.target.id == self.name:
+            self._hit(node, bare=True)
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr == self.name and not isinstance(node.ctx, ast.Store):
+            self._hit(node)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+            kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+            tested = [k for k in kinds if isinstance(k, ast.Name | ast.Attribute) and _last_name(k) == self.name]
+            self.type_tests += len(tested)
+            for child in [node.args[0], *(k for k in kinds if k not in tested), *node.keywords]:
+                self.visit(child)
+            return
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if node.value == self.name:  # obj["N"], getattr(obj, "N"), a name passed as text
+            self._hit(node)
+
+
+def _last_name(node: ast.AST) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr
