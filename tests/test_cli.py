@@ -115,3 +115,20 @@ def test_rules_lists_every_protocol_rule_and_shows_one():
     assert text.exit_code == 0 and "expect (integer, required)" in text.output
     unknown = CliRunner().invoke(main, ["rules", "strngs"])
     assert unknown.exit_code == 2 and "did you mean 'strings'?" in unknown.output
+
+
+def test_a_check_that_cannot_run_fails_the_default_gate_and_says_so(repo, monkeypatch):
+    """A broken install (a checker module that does not import) used to pass a pre-commit hook: every decided
+    SAU passed, and the errored ones counted for nothing."""
+    from verifier import checks
+
+    checks.load_all()
+    monkeypatch.delitem(checks.CHECKERS, "call")
+    monkeypatch.setitem(checks.UNAVAILABLE, "call", "ImportError: No module named 'networkx'")
+    result = CliRunner().invoke(main, [str(repo), "--format", "json"], catch_exceptions=False)
+    assert result.exit_code == 1
+    sau = next(s for s in json.loads(result.stdout)["saus"] if s["id"] == "mini-D2-001")
+    assert sau["status"] == "error" and "the call checker cannot load: ImportError" in sau["message"]
+    assert "sau-verify: 1 SAU(s) could not be checked (error): mini-D2-001" in result.stderr
+    # A score threshold decides on the scores alone (an errored SAU is unscored): 3 decided SAUs all pass.
+    assert CliRunner().invoke(main, [str(repo), "--fail-under", "0.9"]).exit_code == 0

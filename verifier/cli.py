@@ -155,6 +155,10 @@ def check_cmd(repo, spec_path, formats, outputs, fail_under, fail_metric, only, 
         ok = not worse and (fail_under is None or gate(report.verdicts, report.scores, fail_under, fail_metric))
     else:
         ok = gate(report.verdicts, report.scores, fail_under, fail_metric)
+        errored = sorted(v.id for v in report.verdicts if v.status.value == "error" and v.accepted_deviation is None)
+        if errored and fail_under is None:
+            shown = ", ".join(errored[:5]) + (f" and {len(errored) - 5} more" if len(errored) > 5 else "")
+            click.echo(f"sau-verify: {len(errored)} SAU(s) could not be checked (error): {shown}", err=True)
     sys.exit(0 if ok else 1)
 
 

@@ -93,10 +93,13 @@ def aggregate(verdicts: list[Verdict]) -> dict:
 
 
 def gate(verdicts: list[Verdict], scores: dict, fail_under: float | None, metric: str) -> bool:
-    """True when the run meets the bar: a score threshold, or by default every decided SAU passes."""
+    """True when the run meets the bar: a score threshold, or by default every decided SAU passes and none
+    errored (a check that could not run is no evidence of faithfulness: a broken install must not pass a gate)."""
     if fail_under is not None:
         return scores[metric] + 1e-12 >= fail_under
     for v in verdicts:
+        if v.accepted_deviation is None and v.status is Status.error:
+            return False
         if v.accepted_deviation is not None or v.score is None:
             continue
         if v.score < 1.0:
