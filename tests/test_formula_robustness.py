@@ -243,3 +243,17 @@ def test_a_process_forked_after_the_worker_started_proves_with_its_own_worker():
         assert list(pool.map(_prove_in_forked_process, range(2))) == ["expand", "expand"]
     assert _WORKER.proc is not None and _WORKER.proc.pid == parent_worker and _WORKER.proc.is_alive()
     assert prove(x * 2, x + x, timeout=30) == "expand"
+
+
+def test_an_infinite_point_on_both_sides_is_no_gap_and_warns_nothing():
+    """inf - inf is NaN: numpy used to print 'invalid value encountered in subtract' on the user's stderr."""
+    import warnings
+
+    import numpy as np
+
+    from verifier.analysis.equivalence import _large_gap
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _large_gap(np.array([np.inf, 1.0]), np.array([np.inf, 1.0]), 1, np.array([True, True])) is False
+        assert _large_gap(np.array([np.inf, 1.0]), np.array([np.inf, 3.0]), 1, np.array([True, True])) is True

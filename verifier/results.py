@@ -49,7 +49,8 @@ class Evidence:
     """A place in the repo that supports a verdict.
 
     role: effective (the binding that wins), overridden (a binding it overrides), call, definition, stub,
-    missing-near (closest thing found), comment, dead, test, step (order), expression (formula), rule (protocol).
+    missing-near (closest thing found), comment, dead, test, step (order), expression (formula), rule (protocol),
+    entry (the function a run starts in, where a value no run uses is cut off).
     """
 
     file: str

@@ -656,10 +656,11 @@ def _screen(a, b, subs, vector, positive, sign, samples, started, confirm=True, 
 
 
 def _large_gap(va, vb, s, bad) -> bool:
-    a, b = np.broadcast_arrays(np.asarray(va, dtype=float), s * np.asarray(vb, dtype=float))
-    gap = np.abs(a - b)[bad]
-    scale = (1 + np.abs(a) + np.abs(b))[bad]
-    return bool((gap > 1e-3 * scale).any())
+    with np.errstate(all="ignore"):  # inf - inf at a point: NaN, no large gap, and no warning on the user's stderr
+        a, b = np.broadcast_arrays(np.asarray(va, dtype=float), s * np.asarray(vb, dtype=float))
+        gap = np.abs(a - b)[bad]
+        scale = (1 + np.abs(a) + np.abs(b))[bad]
+        return bool((gap > 1e-3 * scale).any())
 
 
 def _constant(values, valid) -> bool:

@@ -179,36 +179,41 @@ def _read_sites(ctx, name: str) -> list[tuple[str, str, int, bool]] | None:
     files = sorted(ctx.index.files_reading(name))
     if len(files) > MAX_READER_FILES:
         return None
-    out: list[tuple[str, str, int]] = []
+    out: list[tuple[str, str, int, bool]] = []
     for path in files:
         facts = ctx.index.files[path]
         if facts.language is not Language.python:
             return None  # a notebook cell or another language: every cell runs
-        tree = ctx.index.tree(path)
-        if tree is None:
+        reads = ctx.memo(f"analysis.liveness.file_reads:{path}", lambda path=path: _file_reads(ctx, path))
+        if reads is None:
             return None
-        finder = _ReadFinder(name)
-        found = finder.sites(tree)
-        if not found and not finder.type_tests:
+        found = reads.sites.get(name, ())
+        if not found and not reads.type_tests.get(name):
             return None
         out.extend((path, scope, line, bare) for scope, line, bare in found)
-    return sorted(out)
+    return sorted(set(out))
 
 
-class _ReadFinder(ast.NodeVisitor):
-    """Loads of one name (``N``, ``obj.N``, ``obj["N"]``, ``getattr(obj, "N")``) with their enclosing scope, named
-    as the index names scopes (``Trainer.train``, ``outer.inner``)."""
+def _file_reads(ctx, path: str) -> "_Reads | None":
+    """Every read of every name in one file, from one walk (a run asks about many names of the same files)."""
+    tree = ctx.index.tree(path)
+    if tree is None:
+        return None
+    reads = _Reads()
+    reads.visit(tree)
+    return reads
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+
+class _Reads(ast.NodeVisitor):
+    """Loads of names (``N``, ``obj.N``, ``obj["N"]``, ``getattr(obj, "N")``) with their enclosing scope, named as
+    the index names scopes (``Trainer.train``, ``outer.inner``), and the names only tested (``isinstance(m, N)``:
+    a read that neither calls nor builds N)."""
+
+    def __init__(self) -> None:
         self.stack: list[str] = []
         self.functions = 0  # how many of the enclosing scopes are functions (a class body runs on import)
-        self.found: list[tuple[str, int, bool]] = []
-        self.type_tests = 0  # ``isinstance(m, N)``: a read that neither calls nor builds N
-
-    def sites(self, tree: ast.AST) -> list[tuple[str, int, bool]]:
-        self.visit(tree)
-        return sorted(set(self.found))
+        self.sites: dict[str, list[tuple[str, int, bool]]] = {}
+        self.type_tests: dict[str, int] = {}
 
     def _scoped(self, node) -> None:
         for deco in node.decorator_list:
@@ -227,37 +232,45 @@ class _ReadFinder(ast.NodeVisitor):
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scoped
 
-    def _hit(self, node: ast.AST, bare: bool = False) -> None:
-        self.found.append((".".join(self.stack) if self.functions else MODULE, node.lineno, bare))
+    def _hit(self, name: str, node: ast.AST, bare: bool = False) -> None:
+        scope = ".".join(self.stack) if self.functions else MODULE
+        self.sites.setdefault(name, []).append((scope, node.lineno, bare))
 
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id == self.name and not isinstance(node.ctx, ast.Store):
-            self._hit(node, bare=True)
+        if not isinstance(node.ctx, ast.Store):
+            self._hit(node.id, node, bare=True)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        if isinstance(node.target, ast.Name) and node.target.id == self.name:
-            self._hit(node, bare=True)
+        if isinstance(node.target, ast.Name):
+            self._hit(node.target.id, node, bare=True)
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr == self.name and not isinstance(node.ctx, ast.Store):
-            self._hit(node)
+        if not isinstance(node.ctx, ast.Store):
+            self._hit(node.attr, node)
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass") and len(node.args) == 2:
-            kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
-            tested = [k for k in kinds if isinstance(k, ast.Name | ast.Attribute) and _last_name(k) == self.name]
-            self.type_tests += len(tested)
-            for child in [node.args[0], *(k for k in kinds if k not in tested), *node.keywords]:
-                self.visit(child)
+            self.visit(func)
+            self.visit(node.args[0])
+            for kind in node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]:
+                if isinstance(kind, ast.Name | ast.Attribute):
+                    tested = _last_name(kind)
+                    self.type_tests[tested] = self.type_tests.get(tested, 0) + 1
+                    if isinstance(kind, ast.Attribute):
+                        self.visit(kind.value)  # ``nn`` of ``nn.Linear`` is read
+                else:
+                    self.visit(kind)
+            for keyword in node.keywords:
+                self.visit(keyword)
             return
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if node.value == self.name:  # obj["N"], getattr(obj, "N"), a name passed as text
-            self._hit(node)
+        if isinstance(node.value, str) and node.value.isidentifier():  # obj["N"], getattr(obj, "N"), a name as text
+            self._hit(node.value, node)
 
 
 def _last_name(node: ast.AST) -> str:

@@ -213,14 +213,30 @@ def _named_after_sites(ctx: Context, modules: ModuleMap, target: str, scope: str
     if not stems:
         return []
     code = []
-    for site in ctx.index.all_calls():
-        pieces = [p.lower() for p in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", site.callee.rsplit(".", 1)[-1])]
-        named = all(stem in pieces for stem in stems) or "".join(stems) in pieces  # not "lamb" in LambdaLR
-        if not named or ctx.index.files[site.span.file].role in EXCLUDED_ROLES:
+    joined = "".join(stems)
+    for pieces, sites in _calls_by_name_pieces(ctx):
+        if not (all(stem in pieces for stem in stems) or joined in pieces):  # not "lamb" in LambdaLR
             continue
-        if in_scope(ctx, site, scope):
-            code.append((site, resolve_callee(modules, site)))
-    return sorted(code, key=lambda p: _loc(p[0]))
+        for position, site in sites:
+            if ctx.index.files[site.span.file].role not in EXCLUDED_ROLES and in_scope(ctx, site, scope):
+                code.append((position, site, resolve_callee(modules, site)))
+    return [(site, resolved) for _, site, resolved in sorted(code, key=lambda p: (_loc(p[1]), p[0]))]
+
+
+def _calls_by_name_pieces(ctx: Context) -> list[tuple[frozenset[str], list[tuple[int, CallSite]]]]:
+    """Call sites grouped by the lower-cased words of the callee's leaf (``DiceLoss`` -> dice, loss): split once
+    per distinct leaf and run, not once per call site and check (a large repo has 10^5 sites)."""
+
+    def build() -> list[tuple[frozenset[str], list[tuple[int, CallSite]]]]:
+        by_leaf: dict[str, list[tuple[int, CallSite]]] = {}
+        for position, site in enumerate(ctx.index.all_calls()):
+            by_leaf.setdefault(site.callee.rsplit(".", 1)[-1], []).append((position, site))
+        return [
+            (frozenset(p.lower() for p in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", leaf)), sites)
+            for leaf, sites in sorted(by_leaf.items())
+        ]
+
+    return ctx.memo("call.sites-by-name-pieces", build)
 
 
 def find_substitute_sites(ctx: Context, modules: ModuleMap, target: str, scope: str | None):
