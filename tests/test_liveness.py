@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from harness import materialize
 from minirepo import make_repo
 
 from verifier.engine import run_repo
@@ -215,3 +216,17 @@ def test_the_copy_is_built_once_the_run_imports_it(tmp_path):
         "    def count_adapters")[0], "layers.py": new})
     result = verdict(tmp_path, files, DROPOUT_CALL)
     assert (result.status, result.score) == (Status.pass_, 1.0), result.message
+
+
+def test_a_faithful_formula_no_run_computes_is_partial_and_cites_where_runs_start(tmp_path):
+    """fixtures/formula-focal-wired/variants/unwired end to end: the loss is written, the run trains on BCE."""
+    repo = materialize("formula-focal-wired", "unwired", tmp_path / "focal")
+    verdicts = {v.id: v for v in run_repo(repo).verdicts}
+    loss = verdicts["focal-D2-001"]
+    assert (loss.status, loss.score) == (Status.partial, 0.75)
+    assert "implements the formula: proven; but no run uses it: `focal_loss` is reached from no entry point" in loss.message
+    assert "(runs start in `train`, train.py:20)" in loss.message
+    assert roles(loss) == [("detect/losses.py", 6, "dead"), ("detect/losses.py", 11, "expression"),
+                           ("train.py", 20, "entry")]
+    faithful = {v.id: v for v in run_repo(materialize("formula-focal-wired", None, tmp_path / "ok")).verdicts}
+    assert (faithful["focal-D2-001"].status, faithful["focal-D2-001"].score) == (Status.pass_, 1.0)

@@ -372,21 +372,23 @@ def test_realistic_claims_survive_the_hostile_neighbours(cold):
     """Nothing else lost: the training script's claims are still decided, with evidence where it is."""
     sau = by_id(finished(cold))
     expected = {
-        "h-D1-001": ("pass", {"scripts/run.sh", "train.py"}),
-        "h-D1-005": ("pass", {"train.py"}),
-        "h-D2-001": ("pass", {"train.py"}),
-        "h-D2-006": ("pass", {"train.py"}),
-        "h-D2-007": ("pass", {"gen/class_cycle.py"}),
-        "h-D2-011": ("pass", {"gen/sympy_names.py"}),
-        "h-D3-001": ("pass", {"train.py"}),
-        "h-D3-004": ("pass", {"train.py"}),
-        "h-D3-006": ("pass", {"train.py"}),
+        "h-D1-001": ("pass", 1.0, {"scripts/run.sh", "train.py"}),
+        "h-D1-005": ("pass", 1.0, {"train.py"}),
+        "h-D2-001": ("pass", 1.0, {"train.py"}),
+        "h-D2-006": ("pass", 1.0, {"train.py"}),
+        "h-D2-007": ("pass", 1.0, {"gen/class_cycle.py"}),
+        # the formula is there, in a module train.py's main never reaches: written, but no run computes it
+        "h-D2-011": ("partial", 0.75, {"gen/sympy_names.py"}),
+        "h-D3-001": ("pass", 1.0, {"train.py"}),
+        "h-D3-004": ("pass", 1.0, {"train.py"}),
+        "h-D3-006": ("pass", 1.0, {"train.py"}),
     }
-    for sau_id, (status, files) in expected.items():
+    for sau_id, (status, score, files) in expected.items():
         got = sau[sau_id]
         assert got["status"] == status, (sau_id, got["message"])
-        assert got["score"] == 1.0, sau_id
+        assert got["score"] == score, sau_id
         assert {e["file"] for e in got["evidence"]} & files, (sau_id, got["evidence"])
+    assert "no run uses it: `td_target` is reached from no entry point" in sau["h-D2-011"]["message"]
 
 
 def test_problem_files_are_noted(cold, hostile):

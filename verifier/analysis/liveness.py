@@ -71,11 +71,12 @@ def unused_by_runs(ctx, binding: Binding) -> Unused | None:
 
 def _run_start(graph, file: str) -> tuple[str, int, str] | None:
     """The function a run starts in (an ``if __name__`` block's callee, a console script's target), preferring
-    entry points in ``file``: a stubbed ``main`` is where such a run stops short."""
+    entry points in ``file``: a stubbed ``main`` is where such a run stops short. Of the functions a ``__main__``
+    block calls, the one that calls most (``train`` of ``train(parse_args())``)."""
     entries = sorted(graph.entries, key=lambda e: (e.node.file != file, e.node.file, e.node.scope, e.kind))
     for entry in entries:
         nodes = [entry.node] if entry.node.scope != MODULE else sorted(
-            graph.edges.get(entry.node, ()), key=lambda n: (n.file != file, n.file, n.scope))
+            graph.edges.get(entry.node, ()), key=lambda n: (n.file != file, -len(graph.edges.get(n, ())), n.file, n.scope))
         for node in nodes:
             definition = graph.modules.local_definition(node.file, node.scope)
             if definition is not None and definition.kind != "class":
@@ -101,6 +102,16 @@ def scope_may_run(ctx, file: str, scope: str) -> bool:
     if not graph.entries or not graph.complete():
         return True
     return _may_run(ctx, graph, file, scope, MAX_DEPTH)
+
+
+def scope_unused(ctx, file: str, scope: str) -> Unused | None:
+    """Why no run reaches the function ``scope`` of ``file`` (cited at its definition), or None when one may."""
+    if scope_may_run(ctx, file, scope):
+        return None
+    graph = call_graph(ctx)
+    definition = graph.modules.local_definition(file, scope)
+    line = definition.span.line if definition is not None else 1
+    return Unused(f"`{scope}` is reached from no entry point", file, line, _run_start(graph, file))
 
 
 def _may_run(ctx, graph, file: str, scope: str, depth: int) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
+from verifier.analysis.callsite import snippet
 from verifier.analysis.code_sympy import (
     MATMUL,
     api_table,
@@ -34,6 +35,7 @@ from verifier.analysis.code_sympy import (
     sym,
     transpose,
 )
+from verifier.analysis.entry import MODULE
 from verifier.analysis.equivalence import (
     APPLY,
     Decision,
@@ -48,6 +50,7 @@ from verifier.analysis.equivalence import (
     similarity,
     strip_reductions,
 )
+from verifier.analysis.liveness import scope_unused
 from verifier.symbolic.latex import (
     Formula,
     Grad,
@@ -72,6 +75,7 @@ KIND = "formula"
 TOP_CANDIDATES = 8
 MIN_MISMATCH_RANK = 0.5
 MAX_FILES = 60
+UNUSED_CAP = 0.75  # a faithful formula in a function no run reaches: written as the paper says, unused
 PROOF_BUDGET = 1.0  # safety net (s) for the bonus proof after a numeric pass; its work is bounded by z3's rlimit
 
 
@@ -480,6 +484,7 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
     paper = _matrix_reading(paper, formula, [r.expr for r in ranked])
     noises = _noise_symbols(check, paper)
     pinned: set[int] = set()  # candidates that update the rule's variable, which is pinned to its old value
+    unrun = None  # the first faithful candidate in a function no run reaches
     for r in _diverse(ranked, TOP_CANDIDATES):
         targets, fixed = _targets_for(r, repo, check, formula)
         options: list[tuple[sp.Expr, dict]] = [(paper, {})]
@@ -526,7 +531,12 @@ def _check(check: FormulaCheck, formula: Formula, ctx: Context) -> CheckResult:
                 res = other
         results.append((r, res))
         if res.decision.equivalent and not res.name_inconsistent:
-            return _passed(check, r, res, repo, paper, ctx, formula, timeout, positive)
+            unused = scope_unused(ctx, r.model.file, r.model.qualname) if r.model.qualname != MODULE else None
+            if unused is None:
+                return _passed(check, r, res, repo, paper, ctx, formula, timeout, positive)
+            unrun = unrun or (r, res, unused)  # written as the paper says, but no run computes it: look on
+    if unrun is not None:
+        return _unused(_passed(check, *unrun[:2], repo, paper, ctx, formula, timeout, positive), unrun[2], ctx)
     suspects = [(r, res) for r, res in results if res.decision.equivalent]
     mismatches = [(r, res) for r, res in results if res.decision.kind == "not-equivalent"]
     operands = set() if update is not None or not formula.applications else spec_names
@@ -1159,6 +1169,21 @@ def _passed(check, r: Ranked, res: MatchResult, repo, paper, ctx, formula, timeo
         [_evidence(r, res, "expression")],
         **_details(r, res, formula),
     )
+
+
+def _unused(result: CheckResult, unused, ctx: Context) -> CheckResult:
+    """A faithful formula no run computes (``focal_loss`` written, ``cross_entropy`` trained on) is a minor
+    deviation, as a right value no run uses is: capped at 0.75, cited with the function runs start in."""
+    if result.status is not Status.pass_:
+        return result
+    message = result.message.rstrip(".") + f"; but no run uses it: {unused.reason}"
+    evidence = [*result.evidence, Evidence(unused.file, unused.line, unused.line,
+                                           snippet(ctx.index, unused.file, unused.line), "dead", "no entry point reaches it")]
+    if unused.start is not None:
+        file, line, name = unused.start
+        message += f" (runs start in `{name}`, {file}:{line})"
+        evidence.append(Evidence(file, line, line, snippet(ctx.index, file, line), "entry", f"runs start in `{name}`"))
+    return CheckResult.partial(KIND, UNUSED_CAP, message + ".", evidence, **result.details)
 
 
 def _opaque_calls(r: Ranked) -> list[str]:
