@@ -42,7 +42,8 @@ def main():
     policy = Policy(8, 2)
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.lr)
     returns = discounted_returns([1.0, 0.0, 1.0], args.gamma)
-    print(len(returns), optimizer)
+    ratio = torch.clamp(torch.ones(3), 1 - args.clip_range, 1 + args.clip_range)
+    print(len(returns), optimizer, ratio)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from harness import materialize
 from minirepo import make_repo
@@ -230,3 +231,60 @@ def test_a_faithful_formula_no_run_computes_is_partial_and_cites_where_runs_star
                            ("train.py", 20, "entry")]
     faithful = {v.id: v for v in run_repo(materialize("formula-focal-wired", None, tmp_path / "ok")).verdicts}
     assert (faithful["focal-D2-001"].status, faithful["focal-D2-001"].score) == (Status.pass_, 1.0)
+
+
+OPTIONS = """\
+    import argparse
+
+    import torch
+
+
+    def parse_args():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr", type=float, default=0.01)
+        parser.add_argument("--warmup-steps", type=int, default=500)
+        return parser.parse_args()
+
+
+    def train(args):
+        optimizer = torch.optim.SGD(torch.nn.Linear(2, 2).parameters(), lr=args.lr)
+        {body}
+
+
+    if __name__ == "__main__":
+        train(parse_args())
+    """
+
+WARMUP_CHECK = "{kind: value, name: warmup_steps, expect: 500}"
+
+
+def test_an_option_parsed_and_never_read_is_partial(tmp_path):
+    files = ({"train.py": OPTIONS.format(body="print('training', args)")})
+    result = verdict(tmp_path, files, WARMUP_CHECK)
+    assert (result.status, result.score) == (Status.partial, 0.75)
+    assert "but no run uses it: the option is parsed, but nothing reads `args.warmup_steps`" in result.message
+    assert ("train.py", 9, "dead") in roles(result) and ("train.py", 13, "entry") in roles(result)
+
+
+def test_an_option_read_only_where_no_run_goes_names_the_reader(tmp_path):
+    body = "return optimizer\n\n\n    def schedule(opt, args):\n        return args.warmup_steps"
+    result = verdict(tmp_path, {"train.py": OPTIONS.format(body=body)}, WARMUP_CHECK)
+    assert (result.status, result.score) == (Status.partial, 0.75)
+    assert "only `schedule` reads `args.warmup_steps` (train.py:19), which no entry point reaches" in result.message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, total_iters=args.warmup_steps)",
+        "hp = vars(args)",
+        "wandb.init(config=args)",
+        "steps = {k: getattr(args, k) for k in ('lr', 'warmup_steps')}",
+        "steps = getattr(args, 'warmup' + '_steps')",
+        "cfg = dict(args.__dict__)",
+    ],
+    ids=["read", "vars", "library-gets-namespace", "getattr-by-string", "computed-getattr", "dunder-dict"],
+)
+def test_an_option_read_or_handed_on_with_the_namespace_is_used(tmp_path, body):
+    result = verdict(tmp_path, {"train.py": OPTIONS.format(body=body)}, WARMUP_CHECK)
+    assert (result.status, result.score) == (Status.pass_, 1.0), result.message

@@ -33,6 +33,8 @@ _HOOK = re.compile(
     r"^(?:on_\w+|\w+_step(?:_end)?|\w+_epoch_(?:start|end)|configure_\w+|\w+_dataloader|setup|teardown|prepare_data|"
     r"reset|step|render|close|__\w+__)$"
 )
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_CALLED = re.compile(r"([A-Za-z_]\w*)\s*\(")
 MAX_READER_FILES = 50  # a name read in more files than this is a common word (``lr``), not one constant's uses
 MAX_DEPTH = 4  # callers of callers followed to decide that a function may run; deeper counts as live
 
@@ -57,11 +59,15 @@ def unused_by_runs(ctx, binding: Binding) -> Unused | None:
     if not graph.entries or not graph.complete():
         return None
     where = binding.owner if binding.kind is BindingKind.default and binding.owner else binding.scope
-    if where and where != MODULE:
-        if _may_run(ctx, graph, binding.span.file, where, MAX_DEPTH):
-            return None
+    if where and where != MODULE and not _may_run(ctx, graph, binding.span.file, where, MAX_DEPTH):
         return Unused(f"it applies in `{where}`, which no entry point reaches", binding.span.file, binding.span.line,
                       _run_start(graph, binding.span.file))
+    if binding.kind is BindingKind.argparse:
+        unread = _option_unread(ctx, graph, binding)
+        return None if unread is None else Unused(unread.reason, unread.file, unread.line,
+                                                  _run_start(graph, unread.file))
+    if where and where != MODULE:
+        return None
     head = binding.path.rpartition(".")[0]
     if binding.kind is not BindingKind.assign or head:
         return None  # ``cfg.lr = ...`` at module level: read through an object the reads below cannot follow
@@ -69,14 +75,72 @@ def unused_by_runs(ctx, binding: Binding) -> Unused | None:
     return None if unused is None else Unused(unused.reason, unused.file, unused.line, _run_start(graph, unused.file))
 
 
+def _option_unread(ctx, graph, binding: Binding) -> Unused | None:
+    """An argparse option a run parses and never reads: ``--gamma 2.0`` declared, ``args.gamma`` read nowhere a run
+    may be. Any read by attribute or string (of any object: ``self.gamma``, ``cfg["gamma"]``) counts, and the
+    whole namespace handed on (``vars(args)``, ``args.__dict__``, a computed ``getattr``, the namespace passed to a
+    library call such as ``wandb.init(config=args)``) counts as reading every option."""
+    dest = binding.dest or binding.name
+    if not dest or _namespace_consumed(ctx, graph):
+        return None
+    sites = ctx.memo(f"analysis.liveness.readers:{dest}", lambda: _read_sites(ctx, dest))
+    if sites is None:
+        return None
+    reads = [(f, s, line) for f, s, line, bare in sites if not bare]
+    for file, scope, _line in reads:
+        if _may_run(ctx, graph, file, scope, MAX_DEPTH):
+            return None
+    if reads:
+        file, scope, line = reads[0]
+        return Unused(f"the option is parsed, and only `{scope}` reads `args.{dest}` ({file}:{line}), which no entry "
+                      "point reaches", file, line)
+    return Unused(f"the option is parsed, but nothing reads `args.{dest}`", binding.span.file, binding.span.line)
+
+
+# Namespaces under their usual names, and what only prints or logs one (reads none of its options for the run).
+_NAMESPACE_NAMES = frozenset({"args", "opt", "opts", "options", "cfg", "config", "hparams", "hps", "flags", "FLAGS",
+                              "namespace", "arguments", "parsed", "params"})
+_SINKS = frozenset({"print", "pprint", "info", "debug", "warning", "warn", "log", "write", "format", "str", "repr"})
+
+
+def _namespace_consumed(ctx, graph) -> bool:
+    """Whether some code hands a parsed namespace on whole, so any option may be read where this cannot see."""
+    def decide() -> bool:
+        index = ctx.index
+        if index.files_reading("vars") or index.files_reading("__dict__") or index.files_reading("_get_kwargs"):
+            return True
+        names = set(_NAMESPACE_NAMES)
+        for path in index.python_files():
+            for b in index.files[path].bindings:
+                if b.kind is BindingKind.assign and ("parse_args(" in b.expr or "parse_known_args(" in b.expr):
+                    names.add(b.path.split(".", 1)[0])
+        for path in index.python_files():
+            for call in index.files[path].calls:
+                texts = [t.strip() for t in (*call.args, *(v for _, v in call.kwargs))]
+                leaf = call.callee.rsplit(".", 1)[-1]
+                if leaf == "getattr" and len(texts) > 1 and not texts[1][:1] in ("'", '"'):
+                    return True  # getattr(args, f"{k}_lr"): an option read by a computed name
+                passes = any(t in names or "parse_args(" in t or "parse_known_args(" in t for t in texts)
+                if passes and leaf not in _SINKS and graph.modules.resolve_in_file(path, call.callee) is None:
+                    return True  # a library, or a call this cannot resolve, gets the whole namespace
+        return False
+
+    return ctx.memo("analysis.liveness.namespace-consumed", decide)
+
+
 def _run_start(graph, file: str) -> tuple[str, int, str] | None:
     """The function a run starts in (an ``if __name__`` block's callee, a console script's target), preferring
     entry points in ``file``: a stubbed ``main`` is where such a run stops short. Of the functions a ``__main__``
-    block calls, the one that calls most (``train`` of ``train(parse_args())``)."""
+    block calls, the outer call (``train`` of ``train(parse_args())``), then the one that calls most."""
     entries = sorted(graph.entries, key=lambda e: (e.node.file != file, e.node.file, e.node.scope, e.kind))
     for entry in entries:
+        facts = graph.index.files.get(entry.node.file)
+        inner = {leaf for call in (facts.calls if facts is not None else ()) if call.scope == MODULE
+                 for text in (*call.args, *(v for _, v in call.kwargs)) for leaf in _CALLED.findall(text)}
         nodes = [entry.node] if entry.node.scope != MODULE else sorted(
-            graph.edges.get(entry.node, ()), key=lambda n: (n.file != file, -len(graph.edges.get(n, ())), n.file, n.scope))
+            graph.edges.get(entry.node, ()),
+            key=lambda n: (n.file != file, n.scope.rsplit(".", 1)[-1] in inner, -len(graph.edges.get(n, ())), n.file,
+                           n.scope))
         for node in nodes:
             definition = graph.modules.local_definition(node.file, node.scope)
             if definition is not None and definition.kind != "class":
@@ -147,17 +211,17 @@ def _decide_may_run(ctx, graph, file: str, scope: str, depth: int) -> bool:
 def _named_outside_python(ctx, name: str) -> bool:
     """Whether a config, launch script or notebook names ``name`` (``_target_: train.build_adam``); the sau spec
     and prose (a README) name functions without calling them."""
-    def scan() -> bool:
-        word = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
-        for path in sorted(ctx.index.files):
-            facts = ctx.index.files[path]
-            if facts.language not in _CALLING_LANGUAGES or not is_config_name(path.rpartition("/")[2]):
-                continue
-            if word.search(ctx.index.source(path) or ""):
-                return True
-        return False
+    return name in ctx.memo("analysis.liveness.words-outside-python", lambda: _words_outside_python(ctx))
 
-    return ctx.memo(f"analysis.liveness.named:{name}", scan)
+
+def _words_outside_python(ctx) -> frozenset[str]:
+    """Every identifier written in the repo's configs, launch scripts and notebooks: one pass for all names asked."""
+    words: set[str] = set()
+    for path in sorted(ctx.index.files):
+        facts = ctx.index.files[path]
+        if facts.language in _CALLING_LANGUAGES and is_config_name(path.rpartition("/")[2]):
+            words.update(_IDENTIFIER.findall(ctx.index.source(path) or ""))
+    return frozenset(words)
 
 
 def _sites_seeing(ctx, graph, file: str, name: str) -> list[tuple[str, str, int]] | None:
