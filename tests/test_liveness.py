@@ -8,6 +8,7 @@ live. A README or the sau spec naming a function does not call it; an ``isinstan
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -270,7 +271,7 @@ def test_an_option_read_only_where_no_run_goes_names_the_reader(tmp_path):
     body = "return optimizer\n\n\n    def schedule(opt, args):\n        return args.warmup_steps"
     result = verdict(tmp_path, {"train.py": OPTIONS.format(body=body)}, WARMUP_CHECK)
     assert (result.status, result.score) == (Status.partial, 0.75)
-    assert "only `schedule` reads `args.warmup_steps` (train.py:19), which no entry point reaches" in result.message
+    assert "only `schedule` reads `.warmup_steps` (train.py:19), which no entry point reaches" in result.message
 
 
 @pytest.mark.parametrize(
@@ -287,4 +288,58 @@ def test_an_option_read_only_where_no_run_goes_names_the_reader(tmp_path):
 )
 def test_an_option_read_or_handed_on_with_the_namespace_is_used(tmp_path, body):
     result = verdict(tmp_path, {"train.py": OPTIONS.format(body=body)}, WARMUP_CHECK)
+    assert (result.status, result.score) == (Status.pass_, 1.0), result.message
+
+
+CONFIG = """\
+    from dataclasses import dataclass
+
+    import torch
+
+
+    @dataclass
+    class TrainConfig:
+        lr: float = 0.01
+        warmup_steps: int = 500
+
+
+    def train(cfg: TrainConfig):
+        optimizer = torch.optim.SGD(torch.nn.Linear(2, 2).parameters(), lr=cfg.lr)
+        {body}
+
+
+    if __name__ == "__main__":
+        train(TrainConfig())
+    """
+
+
+def test_a_dataclass_field_nothing_reads_is_partial(tmp_path):
+    result = verdict(tmp_path, {"train.py": CONFIG.format(body="print(cfg)")}, WARMUP_CHECK)
+    assert (result.status, result.score) == (Status.partial, 0.75)
+    assert "but no run uses it: the field is set, but nothing reads `.warmup_steps`" in result.message
+    assert ("train.py", 9, "dead") in roles(result) and ("train.py", 12, "entry") in roles(result)
+
+
+@pytest.mark.parametrize(
+    ("body", "extra"),
+    [
+        ("scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, total_iters=cfg.warmup_steps)", ""),
+        ("wandb.config.update(asdict(cfg))", ""),
+        ("run = tyro.cli(TrainConfig)", ""),
+        ("trainer = Trainer(optimizer, config=cfg)", "from transformers import Trainer\n"),
+        ("steps = getattr(cfg, 'warmup' + '_steps')", ""),
+    ],
+    ids=["read", "asdict", "library-gets-class", "library-gets-instance", "computed-getattr"],
+)
+def test_a_field_read_or_handed_on_whole_is_used(tmp_path, body, extra):
+    source = CONFIG.format(body=body).replace("    import torch\n", "    import torch\n" + textwrap.indent(extra, "    "), 1)
+    result = verdict(tmp_path, {"train.py": source}, WARMUP_CHECK)
+    assert (result.status, result.score) == (Status.pass_, 1.0), result.message
+
+
+def test_a_config_class_with_a_library_base_is_read_by_the_library(tmp_path):
+    source = CONFIG.format(body="print(cfg)").replace(
+        "    @dataclass\n    class TrainConfig:", "    from transformers import TrainingArguments\n\n\n    @dataclass\n"
+        "    class TrainConfig(TrainingArguments):")
+    result = verdict(tmp_path, {"train.py": source}, WARMUP_CHECK)
     assert (result.status, result.score) == (Status.pass_, 1.0), result.message

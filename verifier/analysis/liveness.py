@@ -53,11 +53,16 @@ class Unused:
 def unused_by_runs(ctx, binding: Binding) -> Unused | None:
     """Why no run of the repo uses ``binding``, or None when some run may (or this cannot be told)."""
     facts = ctx.index.files.get(binding.span.file)
-    if binding.kind not in _CODE_KINDS or facts is None or facts.language is not Language.python:
+    kinds = _CODE_KINDS | {BindingKind.field}
+    if binding.kind not in kinds or facts is None or facts.language is not Language.python:
         return None
     graph = call_graph(ctx)
     if not graph.entries or not graph.complete():
         return None
+    if binding.kind is BindingKind.field:
+        unread = _field_unread(ctx, graph, binding)
+        return None if unread is None else Unused(unread.reason, unread.file, unread.line,
+                                                  _run_start(graph, unread.file))
     where = binding.owner if binding.kind is BindingKind.default and binding.owner else binding.scope
     if where and where != MODULE and not _may_run(ctx, graph, binding.span.file, where, MAX_DEPTH):
         return Unused(f"it applies in `{where}`, which no entry point reaches", binding.span.file, binding.span.line,
@@ -83,7 +88,27 @@ def _option_unread(ctx, graph, binding: Binding) -> Unused | None:
     dest = binding.dest or binding.name
     if not dest or _namespace_consumed(ctx, graph):
         return None
-    sites = ctx.memo(f"analysis.liveness.readers:{dest}", lambda: _read_sites(ctx, dest))
+    return _attribute_unread(ctx, graph, binding, dest, f"the option is parsed, but nothing reads `args.{dest}`")
+
+
+def _field_unread(ctx, graph, binding: Binding) -> Unused | None:
+    """A dataclass (attrs) field a run never reads: ``warmup_steps: int = 500`` in a config class, ``.warmup_steps``
+    read nowhere a run may be. Classes with a library base (``TrainingArguments``, pydantic's ``BaseModel``: the
+    library reads the fields) and configs handed on whole (``asdict``, ``vars``, ``OmegaConf.structured``, the
+    class or an instance passed to a library call such as ``tyro.cli(Config)``) count as read."""
+    cls = graph.modules.local_definition(binding.span.file, binding.owner) if binding.owner else None
+    if cls is None or cls.kind != "class":
+        return None
+    if any(graph.modules.resolve_in_file(binding.span.file, base) is None for base in cls.bases):
+        return None
+    if _objects_consumed(ctx, graph, cls.name):
+        return None
+    return _attribute_unread(ctx, graph, binding, binding.name, f"the field is set, but nothing reads `.{binding.name}`")
+
+
+def _attribute_unread(ctx, graph, binding: Binding, name: str, never: str) -> Unused | None:
+    """Unused when no read of ``name`` by attribute or string (``x.name``, ``cfg["name"]``) sits where a run may be."""
+    sites = ctx.memo(f"analysis.liveness.readers:{name}", lambda: _read_sites(ctx, name))
     if sites is None:
         return None
     reads = [(f, s, line) for f, s, line, bare in sites if not bare]
@@ -92,14 +117,63 @@ def _option_unread(ctx, graph, binding: Binding) -> Unused | None:
             return None
     if reads:
         file, scope, line = reads[0]
-        return Unused(f"the option is parsed, and only `{scope}` reads `args.{dest}` ({file}:{line}), which no entry "
-                      "point reaches", file, line)
-    return Unused(f"the option is parsed, but nothing reads `args.{dest}`", binding.span.file, binding.span.line)
+        return Unused(f"only `{scope}` reads `.{name}` ({file}:{line}), which no entry point reaches", file, line)
+    return Unused(never, binding.span.file, binding.span.line)
+
+
+# What hands a config object on whole: its fields are then read where this cannot see.
+_WHOLE_OBJECT_READS = ("asdict", "astuple", "fields", "vars", "__dict__", "_asdict", "__dataclass_fields__",
+                       "to_container", "to_yaml", "to_object", "structured", "model_dump", "to_dict", "_get_kwargs")
+
+
+def _objects_consumed(ctx, graph, class_name: str) -> bool:
+    """Whether a config class, or an instance of it, is handed on whole (see ``_field_unread``)."""
+    def decide() -> bool:
+        index = ctx.index
+        if any(index.files_reading(name) for name in _WHOLE_OBJECT_READS):
+            return True
+        if _computed_getattr(ctx):
+            return True
+        names = set(_NAMESPACE_NAMES)
+        for path in index.python_files():
+            for b in index.files[path].bindings:
+                if b.kind is BindingKind.assign and re.match(rf"\s*(?:[\w.]+\.)?{re.escape(class_name)}\s*\(", b.expr):
+                    names.add(b.path.split(".", 1)[0])
+        mentioned = re.compile(rf"(?<![\w.]){re.escape(class_name)}(?!\w)")  # tyro.cli(Config), HfArgumentParser((A, B))
+        return _passed_to_a_library(ctx, graph, lambda text: text in names or bool(mentioned.search(text)))
+
+    return ctx.memo(f"analysis.liveness.objects-consumed:{class_name}", decide)
+
+
+def _computed_getattr(ctx) -> bool:
+    """Whether some code reads an attribute by a computed name (``getattr(cfg, f"{k}_lr")``): any may be read."""
+    def decide() -> bool:
+        for path in ctx.index.python_files():
+            for call in ctx.index.files[path].calls:
+                if call.callee == "getattr" and len(call.args) > 1 and call.args[1].strip()[:1] not in ("'", '"'):
+                    return True
+        return False
+
+    return ctx.memo("analysis.liveness.computed-getattr", decide)
+
+
+def _passed_to_a_library(ctx, graph, passes) -> bool:
+    """Whether a call that is not the repo's own (a library, or one this cannot resolve) gets an argument text
+    ``passes`` accepts; printing and logging calls read nothing for the run."""
+    index = ctx.index
+    for path in index.python_files():
+        for call in index.files[path].calls:
+            if call.callee.rsplit(".", 1)[-1] in _SINKS:
+                continue
+            texts = [t.strip() for t in (*call.args, *(v for _, v in call.kwargs))]
+            if any(passes(t) for t in texts) and graph.modules.resolve_in_file(path, call.callee) is None:
+                return True
+    return False
 
 
 # Namespaces under their usual names, and what only prints or logs one (reads none of its options for the run).
 _NAMESPACE_NAMES = frozenset({"args", "opt", "opts", "options", "cfg", "config", "hparams", "hps", "flags", "FLAGS",
-                              "namespace", "arguments", "parsed", "params"})
+                              "namespace", "arguments", "parsed"})
 _SINKS = frozenset({"print", "pprint", "info", "debug", "warning", "warn", "log", "write", "format", "str", "repr"})
 
 
@@ -109,21 +183,15 @@ def _namespace_consumed(ctx, graph) -> bool:
         index = ctx.index
         if index.files_reading("vars") or index.files_reading("__dict__") or index.files_reading("_get_kwargs"):
             return True
+        if _computed_getattr(ctx):
+            return True
         names = set(_NAMESPACE_NAMES)
         for path in index.python_files():
             for b in index.files[path].bindings:
                 if b.kind is BindingKind.assign and ("parse_args(" in b.expr or "parse_known_args(" in b.expr):
                     names.add(b.path.split(".", 1)[0])
-        for path in index.python_files():
-            for call in index.files[path].calls:
-                texts = [t.strip() for t in (*call.args, *(v for _, v in call.kwargs))]
-                leaf = call.callee.rsplit(".", 1)[-1]
-                if leaf == "getattr" and len(texts) > 1 and not texts[1][:1] in ("'", '"'):
-                    return True  # getattr(args, f"{k}_lr"): an option read by a computed name
-                passes = any(t in names or "parse_args(" in t or "parse_known_args(" in t for t in texts)
-                if passes and leaf not in _SINKS and graph.modules.resolve_in_file(path, call.callee) is None:
-                    return True  # a library, or a call this cannot resolve, gets the whole namespace
-        return False
+        return _passed_to_a_library(
+            ctx, graph, lambda text: text in names or "parse_args(" in text or "parse_known_args(" in text)
 
     return ctx.memo("analysis.liveness.namespace-consumed", decide)
 
