@@ -134,15 +134,22 @@ def _objects_consumed(ctx, graph, class_name: str) -> bool:
             return True
         if _computed_getattr(ctx):
             return True
-        names = set(_NAMESPACE_NAMES)
-        for path in index.python_files():
-            for b in index.files[path].bindings:
-                if b.kind is BindingKind.assign and re.match(rf"\s*(?:[\w.]+\.)?{re.escape(class_name)}\s*\(", b.expr):
-                    names.add(b.path.split(".", 1)[0])
+        built = re.compile(rf"\s*(?:[\w.]+\.)?{re.escape(class_name)}\s*\(")
+        names = _holders(ctx, lambda expr: bool(built.match(expr)))
         mentioned = re.compile(rf"(?<![\w.]){re.escape(class_name)}(?!\w)")  # tyro.cli(Config), HfArgumentParser((A, B))
         return _passed_to_a_library(ctx, graph, lambda text: text in names or bool(mentioned.search(text)))
 
     return ctx.memo(f"analysis.liveness.objects-consumed:{class_name}", decide)
+
+
+def _holders(ctx, built_by) -> set[str]:
+    """The usual names of a namespace or config, and every name assigned a value ``built_by`` accepts."""
+    names = set(_NAMESPACE_NAMES)
+    for path in ctx.index.python_files():
+        for b in ctx.index.files[path].bindings:
+            if b.kind is BindingKind.assign and built_by(b.expr):
+                names.add(b.path.split(".", 1)[0])
+    return names
 
 
 def _computed_getattr(ctx) -> bool:
@@ -185,11 +192,7 @@ def _namespace_consumed(ctx, graph) -> bool:
             return True
         if _computed_getattr(ctx):
             return True
-        names = set(_NAMESPACE_NAMES)
-        for path in index.python_files():
-            for b in index.files[path].bindings:
-                if b.kind is BindingKind.assign and ("parse_args(" in b.expr or "parse_known_args(" in b.expr):
-                    names.add(b.path.split(".", 1)[0])
+        names = _holders(ctx, lambda expr: "parse_args(" in expr or "parse_known_args(" in expr)
         return _passed_to_a_library(
             ctx, graph, lambda text: text in names or "parse_args(" in text or "parse_known_args(" in text)
 
