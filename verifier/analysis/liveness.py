@@ -9,7 +9,8 @@ function (a registry may call it), a framework hook of a class the run builds, a
 read where a run may be (``getattr(m, "build")``, ``REGISTRY["adam"] = build_adam``) or written in a config or
 launch script (Hydra ``_target_``) all count as live. Two reads do not: an ``isinstance`` test (it builds
 nothing), and a bare name in a file that does not import the definition (the run's own ``Policy`` is no reader
-of a copy's).
+of a copy's). An argparse option or a dataclass field is used when something a run may execute reads it by
+attribute or string, or hands its namespace or config on whole.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from verifier.index.configs import is_config_name
 from verifier.index.facts import Binding, BindingKind, Language
 
 # Kinds whose place in the code says when they apply; configs, launch flags and env vars are read by code
-# elsewhere, and a field's class may be built anywhere.
+# elsewhere. A field applies wherever its class is built: it is used when something reads it (_field_unread).
 _CODE_KINDS = frozenset({BindingKind.assign, BindingKind.kwarg, BindingKind.default, BindingKind.argparse,
                          BindingKind.click, BindingKind.dict})
 _CALLING_LANGUAGES = frozenset({Language.notebook, Language.yaml, Language.json, Language.toml, Language.shell})
