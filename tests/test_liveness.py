@@ -343,3 +343,56 @@ def test_a_config_class_with_a_library_base_is_read_by_the_library(tmp_path):
         "    class TrainConfig(TrainingArguments):")
     result = verdict(tmp_path, {"train.py": source}, WARMUP_CHECK)
     assert (result.status, result.score) == (Status.pass_, 1.0), result.message
+
+
+EXISTS_CHECK = "{kind: exists, symbol: build_adam, reachable: true}"
+
+
+def test_a_registry_decorated_component_exists_and_may_run(tmp_path):
+    body = "optimizer = REGISTRY['adam'](model.parameters())"
+    result = verdict(tmp_path, {"train.py": BUILDERS.format(decorator='@register("adam")', body=body)}, EXISTS_CHECK)
+    assert (result.status, result.score) == (Status.pass_, 1.0)
+    assert "may run: no call path from an entry point reaches it, but it is decorated" in result.message
+    assert ("train.py", 14, "definition") in roles(result)
+
+
+def test_a_component_nothing_calls_is_implemented_but_never_called(tmp_path):
+    result = verdict(tmp_path, {"train.py": BUILDERS.format(decorator="", body="optimizer = None")}, EXISTS_CHECK)
+    assert (result.status, result.score) == (Status.partial, 0.75)
+    assert "never called from an entry point (train.py:14)" in result.message
+
+
+def test_a_class_naming_itself_in_its_own_methods_is_not_built_by_that(tmp_path):
+    source = LAYERS.format(body="pass").replace("super().__init__()", "super(Adapter, self).__init__()")
+    result = verdict(tmp_path, {"layers.py": source}, "{kind: exists, symbol: Adapter, reachable: true}")
+    assert (result.status, result.score) == (Status.partial, 0.75)
+    assert "never called from an entry point (layers.py:4)" in result.message
+    built = LAYERS.format(body="model.append(Adapter(4))").replace("super().__init__()", "super(Adapter, self).__init__()")
+    result = verdict(tmp_path / "built", {"layers.py": built}, "{kind: exists, symbol: Adapter, reachable: true}")
+    assert (result.status, result.score) == (Status.pass_, 1.0)
+
+
+def test_two_classes_building_each_other_end_and_err_towards_runs(tmp_path):
+    """A and B name each other only in methods of classes nothing builds: the search is bounded (MAX_DEPTH), and
+    a question it cannot settle within the bound counts as "runs", never as a recursion error."""
+    source = """\
+        class A:
+            def make(self):
+                return B().make()
+
+
+        class B:
+            def make(self):
+                return A().make()
+
+
+        def main():
+            print("nothing built")
+
+
+        if __name__ == "__main__":
+            main()
+        """
+    result = verdict(tmp_path, {"loop.py": source}, "{kind: exists, symbol: A.make, reachable: true}")
+    assert (result.status, result.score) == (Status.pass_, 1.0)
+    assert "may run" in result.message

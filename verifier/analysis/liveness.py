@@ -259,25 +259,82 @@ def _may_run(ctx, graph, file: str, scope: str, depth: int) -> bool:
 
 
 def _decide_may_run(ctx, graph, file: str, scope: str, depth: int) -> bool:
-    if scope == MODULE or depth <= 0 or graph.scope_reachable(file, scope) is not None:
+    if depth <= 0 or graph.scope_reachable(file, scope) is not None:
         return True
+    if scope == MODULE:  # the top level of a file nothing reached imports, and no entry point runs
+        return False
     parts = scope.split(".")
     for cut in range(1, len(parts) + 1):
         definition = graph.modules.local_definition(file, ".".join(parts[:cut]))
-        if definition is None or definition.decorators:
-            return True  # a scope this cannot place, or one a decorator may register or wrap
+        if definition is None or _may_register(definition):
+            return True  # a scope this cannot place, or one a decorator may register
         if definition.kind == "class" and _HOOK.match(parts[-1]) and graph.reachable(definition) is not None:
             return True  # a hook of an instantiated class: the framework calls it (not merely defined on import)
         if _named_outside_python(ctx, definition.name):
             return True
     # A constructor or hook runs wherever its class is used (``cls = Adapter; cls(8)``); any other method, or a
     # nested function, only where its own name is read (``self.zero_init()``).
-    method_of_class = len(parts) > 1 and graph.modules.local_definition(file, parts[0]).kind == "class"
-    name = parts[0] if method_of_class and (parts[-1] in IMPLICIT_METHODS or _HOOK.match(parts[-1])) else parts[-1]
-    sites = _sites_seeing(ctx, graph, file, name)
+    owner = graph.modules.local_definition(file, parts[0])
+    method_of_class = len(parts) > 1 and owner.kind == "class"
+    if method_of_class and (parts[-1] in IMPLICIT_METHODS or _HOOK.match(parts[-1])):
+        return _used_outside(ctx, graph, file, parts[0], depth)
+    method = graph.modules.local_definition(file, ".".join(parts[:2])) if method_of_class else None
+    if method is not None and not {"staticmethod", "classmethod"} & {d.split("(")[0] for d in method.decorators}:
+        if not _class_may_be_built(ctx, graph, owner, depth - 1):
+            return False  # a method of a class no run builds (``module.merge()`` reaches only built modules)
+    return _used_outside(ctx, graph, file, scope, depth)
+
+
+def _used_outside(ctx, graph, file: str, qualname: str, depth: int) -> bool:
+    """Whether the name of definition ``qualname`` is read where a run may be, outside the definition itself (a
+    recursive call, ``super(Net, self)`` in Net's own methods use nothing)."""
+    sites = _sites_seeing(ctx, graph, file, qualname.rsplit(".", 1)[-1])
     if sites is None:
         return True
-    return any(_may_run(ctx, graph, f, s, depth - 1) for f, s, _ in sites if (f, s) != (file, scope))
+    inside = (qualname, qualname + ".")
+    return any(_may_run(ctx, graph, f, s, depth - 1) for f, s, _ in sites
+               if not (f == file and (s == inside[0] or s.startswith(inside[1]))))
+
+
+def definition_may_run(ctx, definition) -> bool:
+    """Whether a function may run, or a class may be built, in some run (False only when sure neither can)."""
+    graph = call_graph(ctx)
+    if not graph.entries or not graph.complete():
+        return True
+    if definition.kind != "class":
+        return _may_run(ctx, graph, definition.span.file, definition.qualname, MAX_DEPTH)
+    return _class_may_be_built(ctx, graph, definition, MAX_DEPTH)
+
+
+def _class_may_be_built(ctx, graph, definition, depth: int) -> bool:
+    if depth <= 0 or graph.reachable(definition) is not None or _may_register(definition):
+        return True
+    if _named_outside_python(ctx, definition.name):
+        return True
+    return _used_outside(ctx, graph, definition.span.file, definition.qualname, depth)
+
+
+def _may_register(definition) -> bool:
+    """Whether a decorator may hand the definition to code that calls it (``@register("adam")``,
+    ``@MODELS.register_module()``, ``@app.route``): any decorator but the wrappers that only change how the
+    definition runs once called (``@jax.jit``, ``@torch.no_grad()``, ``@staticmethod``, ``@dataclass``)."""
+    for text in definition.decorators:
+        head = text.split("(", 1)[0].strip()
+        leaf = head.rsplit(".", 1)[-1]
+        if leaf == "partial":  # functools.partial(jax.jit, static_argnums=0)
+            inner = text.split("(", 1)[1] if "(" in text else ""
+            leaf = inner.split(",", 1)[0].split("(", 1)[0].strip().rsplit(".", 1)[-1]
+        if leaf not in _WRAPPERS:
+            return True
+    return False
+
+
+_WRAPPERS = frozenset({
+    "jit", "pjit", "vmap", "pmap", "grad", "remat", "checkpoint", "compile", "script", "no_grad", "enable_grad",
+    "inference_mode", "autocast", "custom_vjp", "custom_jvp", "staticmethod", "classmethod", "property",
+    "cached_property", "abstractmethod", "wraps", "lru_cache", "cache", "dataclass", "total_ordering", "overload",
+    "override", "final", "njit", "numba", "contextmanager", "unique",
+})
 
 
 def _named_outside_python(ctx, name: str) -> bool:

@@ -11,6 +11,7 @@ import re
 from verifier.analysis.callsite import evidence_at, sorted_unique
 from verifier.analysis.entry import call_graph, describe_path
 from verifier.analysis.imports import module_map
+from verifier.analysis.liveness import definition_may_run
 from verifier.analysis.stubs import stub_finding
 from verifier.checks.base import Context, checker
 from verifier.index.facts import BindingKind, Definition, FileRole, Span
@@ -77,6 +78,15 @@ def _check(check: ExistsCheck, ctx: Context) -> CheckResult:
             sorted_unique(ev),
             path=describe_path(path),
         )
+    for d in implemented if graph.entries else ():
+        if definition_may_run(ctx, d):
+            ev = [evidence_at(ctx.index, d.span, "definition", header_only=True)]
+            return CheckResult.passed(
+                KIND,
+                f"{symbol} is implemented at {d.span.file}:{d.span.line} and may run: no call path from an entry point "
+                "reaches it, but it is decorated, read by name or named in a config, which the call graph does not follow.",
+                ev,
+            )
     d = implemented[0]
     ev = [evidence_at(ctx.index, d.span, "definition", header_only=True)]
     if not graph.entries:
