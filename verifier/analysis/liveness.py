@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from verifier.analysis.entry import IMPLICIT_METHODS, MODULE, call_graph
 from verifier.index.configs import is_config_name
 from verifier.index.facts import Binding, BindingKind, Language
+from verifier.results import Evidence
 
 # Kinds whose place in the code says when they apply; configs, launch flags and env vars are read by code
 # elsewhere. A field applies wherever its class is built: it is used when something reads it (_field_unread).
@@ -38,6 +40,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _CALLED = re.compile(r"([A-Za-z_]\w*)\s*\(")
 MAX_READER_FILES = 50  # a name read in more files than this is a common word (``lr``), not one constant's uses
 MAX_DEPTH = 4  # callers of callers followed to decide that a function may run; deeper counts as live
+UNUSED_CAP = 0.75  # a right value, call or formula no run uses: written as the paper says, a minor deviation in effect
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,18 @@ class Unused:
     line: int
     start: tuple[str, int, str] | None = None  # (file, line, name) of that entry function
 
+    def cited(self, snippet: Callable[[str, int], str]) -> tuple[str, list[Evidence]]:
+        """The message's "but no run uses it" clause, and the evidence at the unused code (role ``dead``) and at
+        the function runs start in (role ``entry``); ``snippet(file, line)`` is the check's own snippet reader."""
+        message = f"; but no run uses it: {self.reason}"
+        evidence = [Evidence(self.file, self.line, self.line, snippet(self.file, self.line), "dead",
+                             "no entry point reaches it")]
+        if self.start is not None:
+            file, line, name = self.start
+            message += f" (runs start in `{name}`, {file}:{line})"
+            evidence.append(Evidence(file, line, line, snippet(file, line), "entry", f"runs start in `{name}`"))
+        return message, evidence
+
 
 def unused_by_runs(ctx, binding: Binding) -> Unused | None:
     """Why no run of the repo uses ``binding``, or None when some run may (or this cannot be told)."""
@@ -60,25 +75,28 @@ def unused_by_runs(ctx, binding: Binding) -> Unused | None:
     graph = call_graph(ctx)
     if not graph.entries or not graph.complete():
         return None
+    return _started(graph, _unused_binding(ctx, graph, binding))
+
+
+def _started(graph, unused: Unused | None) -> Unused | None:
+    """``unused`` with the function runs start in, nearest its file."""
+    return None if unused is None else replace(unused, start=_run_start(graph, unused.file))
+
+
+def _unused_binding(ctx, graph, binding: Binding) -> Unused | None:
     if binding.kind is BindingKind.field:
-        unread = _field_unread(ctx, graph, binding)
-        return None if unread is None else Unused(unread.reason, unread.file, unread.line,
-                                                  _run_start(graph, unread.file))
+        return _field_unread(ctx, graph, binding)
     where = binding.owner if binding.kind is BindingKind.default and binding.owner else binding.scope
     if where and where != MODULE and not _may_run(ctx, graph, binding.span.file, where, MAX_DEPTH):
-        return Unused(f"it applies in `{where}`, which no entry point reaches", binding.span.file, binding.span.line,
-                      _run_start(graph, binding.span.file))
+        return Unused(f"it applies in `{where}`, which no entry point reaches", binding.span.file, binding.span.line)
     if binding.kind is BindingKind.argparse:
-        unread = _option_unread(ctx, graph, binding)
-        return None if unread is None else Unused(unread.reason, unread.file, unread.line,
-                                                  _run_start(graph, unread.file))
+        return _option_unread(ctx, graph, binding)
     if where and where != MODULE:
         return None
     head = binding.path.rpartition(".")[0]
     if binding.kind is not BindingKind.assign or head:
         return None  # ``cfg.lr = ...`` at module level: read through an object the reads below cannot follow
-    unused = _readers_unreached(ctx, graph, binding)
-    return None if unused is None else Unused(unused.reason, unused.file, unused.line, _run_start(graph, unused.file))
+    return _readers_unreached(ctx, graph, binding)
 
 
 def _option_unread(ctx, graph, binding: Binding) -> Unused | None:
@@ -109,22 +127,23 @@ def _field_unread(ctx, graph, binding: Binding) -> Unused | None:
 
 def _attribute_unread(ctx, graph, binding: Binding, name: str, never: str) -> Unused | None:
     """Unused when no read of ``name`` by attribute or string (``x.name``, ``cfg["name"]``) sits where a run may be."""
-    sites = ctx.memo(f"analysis.liveness.readers:{name}", lambda: _read_sites(ctx, name))
+    sites = _reads_of(ctx, name)
     if sites is None:
         return None
     reads = [(f, s, line) for f, s, line, bare in sites if not bare]
-    for file, scope, _line in reads:
-        if _may_run(ctx, graph, file, scope, MAX_DEPTH):
-            return None
+    if _any_may_run(ctx, graph, reads):
+        return None
     if reads:
         file, scope, line = reads[0]
         return Unused(f"only `{scope}` reads `.{name}` ({file}:{line}), which no entry point reaches", file, line)
     return Unused(never, binding.span.file, binding.span.line)
 
 
-# What hands a config object on whole: its fields are then read where this cannot see.
-_WHOLE_OBJECT_READS = ("asdict", "astuple", "fields", "vars", "__dict__", "_asdict", "__dataclass_fields__",
-                       "to_container", "to_yaml", "to_object", "structured", "model_dump", "to_dict", "_get_kwargs")
+# What hands a parsed namespace, or a config object, on whole: its options or fields are then read where this
+# cannot see.
+_NAMESPACE_WHOLE_READS = ("vars", "__dict__", "_get_kwargs")
+_WHOLE_OBJECT_READS = (*_NAMESPACE_WHOLE_READS, "asdict", "astuple", "fields", "_asdict", "__dataclass_fields__",
+                       "to_container", "to_yaml", "to_object", "structured", "model_dump", "to_dict")
 
 
 def _objects_consumed(ctx, graph, class_name: str) -> bool:
@@ -189,7 +208,7 @@ def _namespace_consumed(ctx, graph) -> bool:
     """Whether some code hands a parsed namespace on whole, so any option may be read where this cannot see."""
     def decide() -> bool:
         index = ctx.index
-        if index.files_reading("vars") or index.files_reading("__dict__") or index.files_reading("_get_kwargs"):
+        if any(index.files_reading(name) for name in _NAMESPACE_WHOLE_READS):
             return True
         if _computed_getattr(ctx):
             return True
@@ -223,11 +242,8 @@ def _run_start(graph, file: str) -> tuple[str, int, str] | None:
 def _readers_unreached(ctx, graph, binding: Binding) -> Unused | None:
     """A module constant: unused when every place that reads it sits in a function no entry point reaches."""
     sites = _sites_seeing(ctx, graph, binding.span.file, binding.name)
-    if sites is None or not sites:
-        return None  # unknown reads, or none at all (never read: the resolver's own "dead")
-    for file, scope, _line in sites:
-        if _may_run(ctx, graph, file, scope, MAX_DEPTH):
-            return None
+    if not sites or _any_may_run(ctx, graph, sites):
+        return None  # unknown reads, none at all (never read: the resolver's own "dead"), or a read that may run
     file, scope, line = sites[0]
     return Unused(f"only `{scope}` reads it ({file}:{line}), and no entry point reaches that", file, line)
 
@@ -247,7 +263,7 @@ def scope_unused(ctx, file: str, scope: str) -> Unused | None:
     graph = call_graph(ctx)
     definition = graph.modules.local_definition(file, scope)
     line = definition.span.line if definition is not None else 1
-    return Unused(f"`{scope}` is reached from no entry point", file, line, _run_start(graph, file))
+    return _started(graph, Unused(f"`{scope}` is reached from no entry point", file, line))
 
 
 def _may_run(ctx, graph, file: str, scope: str, depth: int) -> bool:
@@ -357,10 +373,19 @@ def _sites_seeing(ctx, graph, file: str, name: str) -> list[tuple[str, str, int]
     """The read sites of ``name`` that can mean the one defined in ``file``: in that file, through an attribute or a
     string (``models.Policy``, ``getattr(m, "Policy")``: any module may), or as a bare name in a file that imports
     it (directly or through a package). A second ``Policy`` in a copy no one imports is no reader of the first."""
-    sites = ctx.memo(f"analysis.liveness.readers:{name}", lambda: _read_sites(ctx, name))
+    sites = _reads_of(ctx, name)
     if sites is None:
         return None
     return [(f, s, line) for f, s, line, bare in sites if f == file or not bare or file in _imports(ctx, graph, f)]
+
+
+def _any_may_run(ctx, graph, sites: list[tuple[str, str, int]]) -> bool:
+    return any(_may_run(ctx, graph, file, scope, MAX_DEPTH) for file, scope, _line in sites)
+
+
+def _reads_of(ctx, name: str) -> list[tuple[str, str, int, bool]] | None:
+    """``_read_sites`` of ``name``, once per run."""
+    return ctx.memo(f"analysis.liveness.readers:{name}", lambda: _read_sites(ctx, name))
 
 
 def _imports(ctx, graph, path: str) -> frozenset[str]:

@@ -27,8 +27,8 @@ from verifier.analysis.callsite import (
     sorted_unique,
 )
 from verifier.analysis.entry import CallGraph, call_graph
-from verifier.analysis.liveness import scope_may_run
 from verifier.analysis.imports import ModuleMap, module_map
+from verifier.analysis.liveness import scope_may_run
 from verifier.checks.base import Context, checker
 from verifier.checks.value import resolver_for
 from verifier.index.facts import CallSite, FileRole

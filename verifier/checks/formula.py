@@ -50,7 +50,7 @@ from verifier.analysis.equivalence import (
     similarity,
     strip_reductions,
 )
-from verifier.analysis.liveness import scope_unused
+from verifier.analysis.liveness import UNUSED_CAP, scope_unused
 from verifier.symbolic.latex import (
     Formula,
     Grad,
@@ -75,7 +75,6 @@ KIND = "formula"
 TOP_CANDIDATES = 8
 MIN_MISMATCH_RANK = 0.5
 MAX_FILES = 60
-UNUSED_CAP = 0.75  # a faithful formula in a function no run reaches: written as the paper says, unused
 PROOF_BUDGET = 1.0  # safety net (s) for the bonus proof after a numeric pass; its work is bounded by z3's rlimit
 
 
@@ -1176,14 +1175,9 @@ def _unused(result: CheckResult, unused, ctx: Context) -> CheckResult:
     deviation, as a right value no run uses is: capped at 0.75, cited with the function runs start in."""
     if result.status is not Status.pass_:
         return result
-    message = result.message.rstrip(".") + f"; but no run uses it: {unused.reason}"
-    evidence = [*result.evidence, Evidence(unused.file, unused.line, unused.line,
-                                           snippet(ctx.index, unused.file, unused.line), "dead", "no entry point reaches it")]
-    if unused.start is not None:
-        file, line, name = unused.start
-        message += f" (runs start in `{name}`, {file}:{line})"
-        evidence.append(Evidence(file, line, line, snippet(ctx.index, file, line), "entry", f"runs start in `{name}`"))
-    return CheckResult.partial(KIND, UNUSED_CAP, message + ".", evidence, **result.details)
+    clause, cited = unused.cited(lambda file, line: snippet(ctx.index, file, line))
+    return CheckResult.partial(KIND, UNUSED_CAP, result.message.rstrip(".") + clause + ".", [*result.evidence, *cited],
+                               **result.details)
 
 
 def _opaque_calls(r: Ranked) -> list[str]:

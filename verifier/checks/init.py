@@ -23,8 +23,8 @@ from verifier.analysis.callsite import (
     fold_at,
     sorted_unique,
 )
-from verifier.analysis.liveness import scope_may_run
 from verifier.analysis.imports import ModuleMap, module_map
+from verifier.analysis.liveness import scope_may_run
 from verifier.analysis.initializers import (
     PRIMARY_SLOTS,
     Target,

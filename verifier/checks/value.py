@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from verifier.analysis.calibration import as_number, compare, fmt
-from verifier.analysis.liveness import unused_by_runs
+from verifier.analysis.liveness import UNUSED_CAP, unused_by_runs
 from verifier.analysis.values import (
     KIND_LABEL,
     CallArg,
@@ -35,7 +35,6 @@ MAX_CONTEXT_EVIDENCE = 4
 MAX_DETAILS = 20  # chain/alternative entries kept for `explain`: enough to see why, small enough to read
 # Share of the swept values found -> SA-Bench level (floored, as a claim's mean is): all = 1.0, none = missing.
 SWEEP_LEVELS = (0.75, 0.5, 0.25)
-UNUSED_CAP = 0.75  # a right value no run uses: written as the paper says, a minor deviation in effect
 _ROLE_WORDS = {"comment": "a comment or doc", "test": "tests", "dead": "dead code (never read)"}
 
 
@@ -105,16 +104,9 @@ def _check_names(
         unused = unused_by_runs(ctx, best.binding) if score > UNUSED_CAP else None
         if unused is not None:  # the value is right, but no run uses it
             status, score = Status.partial, UNUSED_CAP
-            message += f"; but no run uses it: {unused.reason}"
-            if unused.start is not None:
-                message += f" (runs start in `{unused.start[2]}`, {unused.start[0]}:{unused.start[1]})"
-            context = context + [Evidence(unused.file, unused.line, unused.line,
-                                          _snippet(ctx, unused.file, unused.line, unused.line), "dead",
-                                          "no entry point reaches it")]
-            if unused.start is not None:
-                file, line, name = unused.start
-                context.append(Evidence(file, line, line, _snippet(ctx, file, line, line), "entry",
-                                        f"runs start in `{name}`"))
+            clause, cited = unused.cited(lambda file, line: _snippet(ctx, file, line, line))
+            message += clause
+            context = context + cited
         if others:
             shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
             message += f"; other values at the same precedence: {shown}"
