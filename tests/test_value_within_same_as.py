@@ -110,7 +110,8 @@ def test_alpha_with_its_own_value_equal_to_the_rank_passes(tmp_path: Path) -> No
     }
     result = run(repo(tmp_path, files), name="lora_alpha", same_as="lora_r")
     assert (result.status, result.score) == (Status.pass_, 1.0)
-    assert roles(result) == [("configs/lora.yaml", 2, "compared-with"), ("configs/lora.yaml", 3, "effective")]
+    assert roles(result) == [("configs/lora.yaml", 2, "compared-with"), ("configs/lora.yaml", 3, "effective"),
+                             ("train.py", 3, "read")]
 
 
 def test_alpha_twice_the_rank_is_graded_as_the_number_would_be(tmp_path: Path) -> None:

@@ -10,7 +10,9 @@ read where a run may be (``getattr(m, "build")``, ``REGISTRY["adam"] = build_ada
 launch script (Hydra ``_target_``) all count as live. Two reads do not: an ``isinstance`` test (it builds
 nothing), and a bare name in a file that does not import the definition (the run's own ``Policy`` is no reader
 of a copy's). An argparse option or a dataclass field is used when something a run may execute reads it by
-attribute or string, or hands its namespace or config on whole.
+attribute or string, or hands its namespace or config on whole; a click or typer option when its command reads
+the parameter; a key of a config file the repo's own code loads when its name is read, interpolated or the
+config handed on whole (``config_key_unread``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from verifier.analysis.entry import IMPLICIT_METHODS, MODULE, call_graph
 from verifier.index.configs import is_config_name
-from verifier.index.facts import Binding, BindingKind, Language
+from verifier.index.facts import Binding, BindingKind, FileRole, Language
 from verifier.results import Evidence
 
 # Kinds whose place in the code says when they apply; configs, launch flags and env vars are read by code
@@ -68,6 +70,8 @@ class Unused:
 
 def unused_by_runs(ctx, binding: Binding) -> Unused | None:
     """Why no run of the repo uses ``binding``, or None when some run may (or this cannot be told)."""
+    if binding.kind is BindingKind.config:
+        return config_key_unread(ctx, binding)
     facts = ctx.index.files.get(binding.span.file)
     kinds = _CODE_KINDS | {BindingKind.field}
     if binding.kind not in kinds or facts is None or facts.language is not Language.python:
@@ -76,6 +80,245 @@ def unused_by_runs(ctx, binding: Binding) -> Unused | None:
     if not graph.entries or not graph.complete():
         return None
     return _started(graph, _unused_binding(ctx, graph, binding))
+
+
+def config_key_unread(ctx, binding: Binding) -> Unused | None:
+    """Why no run reads the config key ``binding`` (``optim.lr: 3e-4`` in a YAML the code loads, ``lr`` read
+    nowhere), or None when some run may. Erring towards "read", as the rest of this module does: the key counts
+    as read when any code that may run reads its name by attribute or string (``cfg.optim.lr``, ``cfg["lr"]``,
+    ``.get("lr")``), when another config interpolates it (``${optim.lr}``), when the file is not one the repo's
+    own code loads (a DeepSpeed, accelerate or CI file, or one no loader call and no path string points to: a
+    library reads it), and when configs are handed on whole (``**cfg["optim"]``, ``instantiate``,
+    ``OmegaConf.to_container``, ``cfg.items()``, a computed ``cfg[key]``, ``setattr`` or ``getattr``, the config
+    or the key's section passed to a library call such as ``deepspeed.initialize(config=cfg["ds"])``)."""
+    facts = ctx.index.files.get(binding.span.file)
+    if binding.kind is not BindingKind.config or facts is None or facts.language not in _CONFIG_LANGUAGES:
+        return None
+    graph = call_graph(ctx)
+    if not graph.entries or not graph.complete() or not binding.name.isidentifier():
+        return None
+    path = binding.span.file
+    if binding.path.startswith("hydra.") or _LIBRARY_CONFIG.search(path) or _checkpoint_config(ctx, path):
+        return None
+    if not _loaded_by_repo(ctx, path):
+        return None
+    unused = _attribute_unread(ctx, graph, binding, binding.name,
+                               f"the key is set in {path}, but no code reads `{binding.name}`")
+    if unused is None or _interpolated(ctx, binding):
+        return None  # the name is read (most keys are): the whole-config reads below need not be looked for
+    if _configs_consumed(ctx, graph) or _section_passed_on(ctx, graph, binding.path):
+        return None
+    loading = _files_naming(ctx, path.rpartition("/")[2])  # runs start where the config is loaded
+    return replace(unused, start=_run_start(graph, loading[0] if loading else unused.file))
+
+
+def config_key_reader(ctx, binding: Binding) -> tuple[str, int] | None:
+    """Where a run reads the config key ``binding``: the first read of its name by attribute or string that may
+    run (``cfg["optim"]["lr"]`` at train.py:39), or None when there is none to cite. A verdict on the key cites it,
+    so a change to the code that reads the key is a change to the claim's evidence."""
+    if binding.kind is not BindingKind.config or not binding.name.isidentifier():
+        return None
+    sites = _reads_of(ctx, binding.name)
+    if not sites:
+        return None
+    graph = call_graph(ctx)
+    usable = bool(graph.entries) and graph.complete()
+    for file, scope, line, bare in sites:
+        if not bare and (not usable or _may_run(ctx, graph, file, scope, MAX_DEPTH)):
+            return file, line
+    return None
+
+
+_CONFIG_LANGUAGES = frozenset({Language.yaml, Language.json, Language.toml})
+# Config files a tool or library reads, not the repo's code: DeepSpeed, accelerate, FSDP, sweeps, CI, packaging.
+_LIBRARY_CONFIG = re.compile(
+    r"(?:^|/)(?:\.github|\.circleci|\.gitlab|\.vscode|\.devcontainer)/|ds_config|deepspeed|accelerate|fsdp|(?:^|[/_-])zero\d|"
+    r"sweep|wandb|docker|compose|(?:^|/)(?:environment|conda|meta|mkdocs|\.pre-commit-config|codecov|\.readthedocs|"
+    r"CITATION|pyproject|setup|tox|\.?flake8|mypy|ruff|launch|settings|tasks|tsconfig|\.travis|appveyor|"
+    r"azure-pipelines|bitbucket-pipelines|\.?dvc|dvc|params|mlc_config|\.markdownlint|\.prettierrc)[^/]*$",
+    re.IGNORECASE,
+)
+# Files a checkpoint carries for the library that loads it (Hugging Face's ``from_pretrained`` reads them).
+_CHECKPOINT_FILES = frozenset({"generation_config.json", "tokenizer_config.json", "preprocessor_config.json",
+                               "adapter_config.json", "special_tokens_map.json", "trainer_state.json",
+                               "training_args.json", "scheduler_config.json", "model_index.json"})
+_WEIGHTS = re.compile(r"\.(?:safetensors|bin|pt|pth|ckpt|h5|msgpack|onnx)$")
+
+
+def _checkpoint_config(ctx, path: str) -> bool:
+    """Whether ``path`` is a checkpoint's own config, which the library loading the checkpoint reads: a Hugging Face
+    file name, or a ``config.json`` beside weights or in a repo that calls ``from_pretrained``."""
+    folder, _, name = path.rpartition("/")
+    if name in _CHECKPOINT_FILES:
+        return True
+    if name != "config.json":
+        return False
+    try:
+        beside = [child.name for child in (ctx.index.root / folder).iterdir()] if folder else []
+    except OSError:
+        beside = []
+    if any(_WEIGHTS.search(other) for other in beside):
+        return True
+    return ctx.memo("analysis.liveness.loads-pretrained", lambda: any(
+        call.callee.endswith(("from_pretrained", "from_json_file")) for p in ctx.index.python_files()
+        for call in ctx.index.files[p].calls))
+
+
+# Calls that read a config file into a mapping the code then indexes (``yaml.safe_load``, ``OmegaConf.load``, a
+# Hydra entry point).
+_LOADER = re.compile(
+    r"(?:^|\.)(?:safe_load|full_load|unsafe_load|safe_load_all|load_all|merge_from_file)$|"
+    r"(?:^|\.)(?:yaml|json|toml|tomllib|tomli|OmegaConf|omegaconf|commentjson|json5|ruamel\.yaml\.YAML)\.loads?$|"
+    r"^(?:hydra\.)?main$|(?:^|\.)hydra\.|(?:^|\.)(?:compose|initialize_config_dir|initialize_config_module)$"
+)
+
+
+def _loaded_by_repo(ctx, path: str) -> bool:
+    """Whether the repo's own code may load the config at ``path``: a loader call exists, and the file's name is
+    written where a run picks its config (a Python string, a launch script or notebook, another config), or
+    Hydra composes the config directory."""
+    def loaders() -> tuple[bool, bool]:
+        loader = hydra = False
+        for file in ctx.index.python_files():
+            for call in ctx.index.files[file].calls:
+                if _LOADER.search(call.callee) or _LOADER.search(call.qualname):
+                    loader = True
+                    hydra = hydra or "hydra" in call.qualname or call.qualname.endswith(("compose", "initialize_config_dir"))
+        return loader, hydra
+
+    loader, hydra = ctx.memo("analysis.liveness.config-loaders", loaders)
+    if not loader:
+        return False
+    if hydra and path.endswith((".yaml", ".yml")):
+        return True
+    name = path.rpartition("/")[2]
+    return name in ctx.memo("analysis.liveness.config-names-written", lambda: _config_names_written(ctx))
+
+
+def _config_names_written(ctx) -> frozenset[str]:
+    """Every config file name written in the repo's code, launch scripts, notebooks and configs."""
+    names = {p.rpartition("/")[2] for p in ctx.index.files if ctx.index.files[p].language in _CONFIG_LANGUAGES}
+    found: set[str] = set()
+    for path in sorted(ctx.index.files):
+        facts = ctx.index.files[path]
+        if facts.role is not FileRole.code or not is_config_name(path.rpartition("/")[2]):
+            continue
+        if facts.language is Language.python or facts.language in _CALLING_LANGUAGES:
+            written = set(_CONFIG_FILE_NAME.findall(ctx.index.source(path) or "")) & names
+            found.update(written - {path.rpartition("/")[2]})
+    return frozenset(found)
+
+
+_CONFIG_FILE_NAME = re.compile(r"[\w.+\-]+\.(?:ya?ml|json|toml)\b")
+
+
+def _files_naming(ctx, name: str) -> list[str]:
+    """The Python files that write the config file name ``name``."""
+    return [p for p in ctx.index.python_files() if name in (ctx.index.source(p) or "")]
+
+
+def _interpolated(ctx, binding: Binding) -> bool:
+    """Whether a config interpolates the key (``lr: ${optim.lr}``): it is read where that key is."""
+    def names() -> frozenset[str]:
+        found: set[str] = set()
+        for path in sorted(ctx.index.files):
+            if ctx.index.files[path].language in _CONFIG_LANGUAGES:
+                for inside in re.findall(r"\$\{([^}]*)\}", ctx.index.source(path) or ""):
+                    found.update(_IDENTIFIER.findall(inside))
+        return frozenset(found)
+
+    return binding.name in ctx.memo("analysis.liveness.config-interpolations", names)
+
+
+# Names that hold a loaded config, and what a run reads a mapping whole with (its keys are then read where this
+# cannot see). A splatted batch or tokenizer output (``model(**batch)``) is data, not a config.
+# (``args`` is left out: an argparse namespace or ``TrainingArguments`` handed to a library holds no config keys
+# unless they were copied in, which a splat, ``setattr`` or ``__dict__`` shows.)
+_CONFIG_HOLDERS = frozenset({"cfg", "config", "conf", "cfgs", "configs", "params", "hparams", "hyperparams", "hp",
+                             "hps", "settings", "cfg_dict", "config_dict", "yaml_cfg", "yaml_config", "config_yaml",
+                             "raw_cfg"})
+_CONFIG_WHOLE_READS = ("to_container", "to_object", "structured", "instantiate", "from_dict", "model_validate",
+                       "parse_obj", "parse_yaml_file", "parse_json_file", "parse_dict", "LightningCLI", "fromfile",
+                       "build_from_cfg", "CLI", "__dict__")
+_LOADED = re.compile(r"(?:safe_load|full_load|yaml\.load|json\.loads?|toml\.load|tomllib\.load|OmegaConf\.(?:load|create|merge)|"
+                     r"load_(?:config|cfg|yaml|json|conf)\w*|read_(?:config|yaml|cfg)\w*|get_(?:config|cfg)|parse_config)\s*\(")
+_DATA_SPLAT = re.compile(r"^(?:batch|inputs?|model_inputs|data|sample|samples|features|enc|encoded|encodings?|tokens?|"
+                         r"tokenized|x|example|examples|item|record|row|obs)(?:_\w+)?$")
+
+
+def _configs_consumed(ctx, graph) -> bool:
+    """Whether some code reads a loaded config whole (see ``config_key_unread``)."""
+    def decide() -> bool:
+        index = ctx.index
+        if any(index.files_reading(name) for name in _CONFIG_WHOLE_READS) or _computed_getattr(ctx):
+            return True
+        holders = _config_holders(ctx)
+        for path in index.python_files():
+            facts = index.files[path]
+            own_kwargs = {p[2:] for d in facts.definitions for p in d.params if p.startswith("**")}
+            # ``kwargs = dict(batch_size=cfg["batch_size"])`` then ``DataLoader(ds, **kwargs)``: its keys are written
+            own_kwargs |= {b.path for b in facts.bindings if b.kind is BindingKind.assign and "**" not in b.expr
+                           and re.match(r"\s*(?:dict\(|\{)", b.expr)}
+            for call in facts.calls:
+                leaf = call.callee.rsplit(".", 1)[-1]
+                if leaf == "setattr" and len(call.args) > 1 and call.args[1].strip()[:1] not in ("'", '"'):
+                    return True  # for k, v in cfg.items(): setattr(args, k, v)
+                receiver = call.callee.rpartition(".")[0].split(".")[0].split("[")[0]
+                if leaf in ("items", "keys", "values", "update") and receiver in holders:
+                    return True
+                if leaf in ("get", "pop", "setdefault") and receiver in holders and call.args and \
+                        call.args[0].strip()[:1] not in ("'", '"'):
+                    return True  # cfg.get(f"{prefix}_lr"): any key may be read
+                for keyword, text in call.kwargs:
+                    root = re.split(r"[.\[(\s]", text.strip(), maxsplit=1)[0]
+                    if keyword == "**" and root not in own_kwargs and not _DATA_SPLAT.match(root):
+                        return True  # AdamW(params, **cfg["optim"]), Model(**vars(args))
+            if any(path in index.files_reading(name) for name in holders) and _computed_subscript(ctx, path, holders):
+                return True
+        held = re.compile(r"^(?:self\.)?(?P<name>\w+)$")
+        return _passed_to_a_library(ctx, graph, lambda text: bool((m := held.match(text))) and m.group("name") in holders)
+
+    return ctx.memo("analysis.liveness.configs-consumed", decide)
+
+
+def _config_holders(ctx) -> set[str]:
+    """The usual names of a loaded config, and every name assigned from a loader call (``cfg = yaml.safe_load(f)``)."""
+    names = set(_CONFIG_HOLDERS)
+    for path in ctx.index.python_files():
+        for b in ctx.index.files[path].bindings:
+            if b.kind is BindingKind.assign and _LOADED.search(b.expr):
+                names.add(b.path.split(".", 1)[0] if not b.path.startswith("self.") else b.path.split(".")[1])
+    return names
+
+
+def _computed_subscript(ctx, path: str, holders: set[str]) -> bool:
+    """``cfg[key]`` (a name, not a string) or ``for key in cfg`` on a config holder in ``path``: any key may be read."""
+    tree = ctx.index.tree(path)
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and not isinstance(node.slice, ast.Constant):
+            if isinstance(node.slice, ast.Name | ast.Attribute | ast.JoinedStr | ast.BinOp | ast.Call) and _root(node.value) in holders:
+                return True
+        if isinstance(node, ast.For | ast.comprehension) and _root(node.iter) in holders and not isinstance(node.iter, ast.Call):
+            return True
+    return False
+
+
+def _root(node: ast.AST) -> str:
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _section_passed_on(ctx, graph, dotted: str) -> bool:
+    """Whether a section holding the key (``ds`` of ``ds.zero.stage``) goes to a library call whole."""
+    sections = [p for p in dotted.split(".")[:-1] if p.isidentifier()]
+    if not sections:
+        return False
+    tail = re.compile(r"(?:\[\s*['\"](?:" + "|".join(map(re.escape, sections)) + r")['\"]\s*\]|\.(?:"
+                      + "|".join(map(re.escape, sections)) + r"))\s*$")
+    return _passed_to_a_library(ctx, graph, lambda text: bool(tail.search(text)))
 
 
 def _started(graph, unused: Unused | None) -> Unused | None:
@@ -91,6 +334,8 @@ def _unused_binding(ctx, graph, binding: Binding) -> Unused | None:
         return Unused(f"it applies in `{where}`, which no entry point reaches", binding.span.file, binding.span.line)
     if binding.kind is BindingKind.argparse:
         return _option_unread(ctx, graph, binding)
+    if binding.kind is BindingKind.click:
+        return _command_option_unread(ctx, graph, binding)
     if where and where != MODULE:
         return None
     head = binding.path.rpartition(".")[0]
@@ -108,6 +353,24 @@ def _option_unread(ctx, graph, binding: Binding) -> Unused | None:
     if not dest or _namespace_consumed(ctx, graph):
         return None
     return _attribute_unread(ctx, graph, binding, dest, f"the option is parsed, but nothing reads `args.{dest}`")
+
+
+def _command_option_unread(ctx, graph, binding: Binding) -> Unused | None:
+    """A click or typer option its command never reads: ``@click.option("--lr", default=3e-4)`` on ``train(lr,
+    epochs)`` whose body reads no ``lr``. The option reaches the command as a parameter, so only that function (and
+    the functions nested in it) can read it; a ``**kwargs`` parameter, ``locals()`` or ``vars()`` hands them on
+    whole."""
+    dest, command = binding.dest or binding.name, binding.owner
+    definition = graph.modules.local_definition(binding.span.file, command) if command else None
+    if definition is None or dest not in definition.params or any(p.startswith("**") for p in definition.params):
+        return None
+    reads = ctx.memo(f"analysis.liveness.file_reads:{binding.span.file}", lambda: _file_reads(ctx, binding.span.file))
+    if reads is None:
+        return None
+    inside = lambda scope: scope == command or scope.startswith(command + ".")  # noqa: E731
+    if any(inside(scope) for name in (dest, "locals", "vars") for scope, _line, _bare in reads.sites.get(name, ())):
+        return None
+    return Unused(f"the option is parsed, but `{command}` never reads `{dest}`", binding.span.file, binding.span.line)
 
 
 def _field_unread(ctx, graph, binding: Binding) -> Unused | None:
@@ -417,7 +680,7 @@ def _read_sites(ctx, name: str) -> list[tuple[str, str, int, bool]] | None:
         if reads is None:
             return None
         found = reads.sites.get(name, ())
-        if not found and not reads.type_tests.get(name):
+        if not found and not reads.type_tests.get(name) and name not in reads.optimizer_state:
             return None
         out.extend((path, scope, line, bare) for scope, line, bare in found)
     return sorted(set(out))
@@ -435,14 +698,15 @@ def _file_reads(ctx, path: str) -> "_Reads | None":
 
 class _Reads(ast.NodeVisitor):
     """Loads of names (``N``, ``obj.N``, ``obj["N"]``, ``getattr(obj, "N")``) with their enclosing scope, named as
-    the index names scopes (``Trainer.train``, ``outer.inner``), and the names only tested (``isinstance(m, N)``:
-    a read that neither calls nor builds N)."""
+    the index names scopes (``Trainer.train``, ``outer.inner``), the names only tested (``isinstance(m, N)``:
+    a read that neither calls nor builds N), and the keys only read off an optimizer's param groups."""
 
     def __init__(self) -> None:
         self.stack: list[str] = []
         self.functions = 0  # how many of the enclosing scopes are functions (a class body runs on import)
         self.sites: dict[str, list[tuple[str, int, bool]]] = {}
         self.type_tests: dict[str, int] = {}
+        self.optimizer_state: set[str] = set()  # keys read off an optimizer's param groups, not off a setting
 
     def _scoped(self, node) -> None:
         for deco in node.decorator_list:
@@ -497,9 +761,28 @@ class _Reads(ast.NodeVisitor):
             return
         self.generic_visit(node)
 
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and _param_group(node.value):
+            self.optimizer_state.add(key.value)  # ``opt.param_groups[0]["lr"]``: the optimizer's state, no setting
+            self.visit(node.value)
+            return
+        self.generic_visit(node)
+
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and node.value.isidentifier():  # obj["N"], getattr(obj, "N"), a name as text
             self._hit(node.value, node)
+
+
+_GROUP_NAMES = frozenset({"group", "g", "param_group", "pg", "grp"})
+
+
+def _param_group(node: ast.AST) -> bool:
+    """``opt.param_groups[0]`` or a loop's ``group`` over it: what ``["lr"]`` reads there is optimizer state."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return (isinstance(node, ast.Attribute) and node.attr == "param_groups") or (
+        isinstance(node, ast.Name) and node.id in _GROUP_NAMES)
 
 
 def _last_name(node: ast.AST) -> str:

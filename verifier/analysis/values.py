@@ -373,6 +373,13 @@ class ValueResolver:
             )
         return resolution
 
+    def library_default(self, names: Iterable[str], scope: str | None = None) -> Link | None:
+        """The documented default of an omitted library argument named ``names``: what a run gets when every
+        binding of the name is one it never reads (a config key no code reads)."""
+        given = [n for n in names if n]
+        strong, weak = self.lexicon.expand(given)
+        return self._library_default_for(tuple(strong), scope, set(weak), tuple(self.lexicon.apis(given)))
+
     def _positional_arguments(self, names: Iterable[str], scope: str | None, apis: tuple[str, ...]) -> list[Candidate]:
         """A parameter passed by position to an API the lexicon lists for it (``nn.Conv2d(c, c, 3)`` sets
         ``kernel_size``): no binding is written under its name, so the library's parameter order says which it is.

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from verifier.analysis.calibration import as_number, compare, fmt
-from verifier.analysis.liveness import UNUSED_CAP, unused_by_runs
+from verifier.analysis.liveness import UNUSED_CAP, Unused, config_key_reader, unused_by_runs
 from verifier.analysis.values import (
     KIND_LABEL,
     CallArg,
@@ -77,6 +77,7 @@ def _check_names(
     if not (res.top or res.unresolved) and resolver.lexicon.describe(label) == "global_batch_size":
         names = [*names, "minibatch_size"]  # no global batch in the code: the batch a step sees, times its accumulation
         res = resolver.resolve(names, check.scope)
+    res, unread = _without_unread_settings(ctx, resolver, res, names, check.scope)
     grade_is_default = grade is None
     if grade is None:
         grade = lambda actual, library_default=False: compare(  # noqa: E731
@@ -84,7 +85,10 @@ def _check_names(
         )
         claimed = check.expect
     details: dict[str, Any] = {"names": list(res.names), "expected": _plain(claimed)}
-    context = _context_evidence(ctx, res)
+    context = _context_evidence(ctx, res) + [_unread_evidence(ctx, cand) for cand, _ in unread]
+    not_in_effect = "".join(
+        f"; {cand.binding.path}: {fmt(cand.value)} at {cand.binding.span.file}:{cand.binding.span.line} is not in "
+        f"effect ({why.reason})" for cand, why in unread)  # the config key that would have won, had anything read it
     details["excluded"] = [link.to_json() for link in sorted(res.excluded + res.stubs, key=_link_key)[:MAX_DETAILS]]
 
     if res.top:
@@ -101,6 +105,7 @@ def _check_names(
         others = sorted({fmt(c.value) for c, _ in graded if c is not best and not _same(c.value, best.value)})
         if status is not Status.pass_:
             message += f"; claimed {_claimed_text(check, claimed)}: {reason}"
+        message += not_in_effect
         unused = unused_by_runs(ctx, best.binding) if score > UNUSED_CAP else None
         if unused is not None:  # the value is right, but no run uses it
             status, score = Status.partial, UNUSED_CAP
@@ -111,6 +116,10 @@ def _check_names(
             shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
             message += f"; other values at the same precedence: {shown}"
         evidence = [_evidence(ctx, _source_link(best), "effective")]
+        reader = config_key_reader(ctx, best.binding) if unused is None else None
+        if reader is not None:  # the code that reads the key: what makes the key a setting of the run
+            evidence.append(Evidence(reader[0], reader[1], reader[1], _snippet(ctx, reader[0], reader[1], reader[1]),
+                                     "read", f"reads `{best.binding.name}`"))
         evidence += [
             _evidence(ctx, _source_link(c), "overridden")
             for c in _differing(res.overridden, best)[:MAX_CONTEXT_EVIDENCE]
@@ -145,6 +154,7 @@ def _check_names(
         message = f"{link.name} = {fmt(link.value)} ({link.note}: {link.expr} at {link.where()})"
         if status is not Status.pass_:
             message += f"; claimed {_claimed_text(check, claimed)}: {reason}"
+        message += not_in_effect
         details.update(actual=_plain(link.value), effective=link.to_json(), chain=[link.to_json()])
         return _result(status, score, message, [_evidence(ctx, link, "library-default")] + context, details)
 
@@ -159,6 +169,47 @@ def _check_names(
 
     off = _off_in_repo(check, ctx, resolver, label, res, grade, details)
     return off if off is not None else _no_binding(label, res, details)
+
+
+# What a run reads a value from, rather than what sets it in code: one nothing reads sets nothing.
+_SETTINGS = frozenset({BindingKind.config, BindingKind.argparse, BindingKind.click})
+
+
+def _unread_evidence(ctx: Context, cand: Candidate) -> Evidence:
+    span = cand.binding.span
+    return Evidence(span.file, span.line, span.end_line, _snippet(ctx, span.file, span.line, span.end_line), "unread",
+                    "no code reads this setting")
+
+
+def _without_unread_settings(ctx: Context, resolver: ValueResolver, res, names: list[str], scope: str | None
+                         ) -> tuple[Any, list[tuple[Candidate, Unused]]]:
+    """Settings no run reads do not override the code: with ``optim.lr: 3e-4`` in a YAML nothing reads (or an
+    ``--lr 3e-4`` option nothing reads), ``AdamW(lr=1e-3)`` is what a run uses, and with ``CrossEntropyLoss()`` its
+    default ``label_smoothing=0.0`` is. Returns the resolution with such settings out of the winners (when a binding
+    or a library default is left to win) and the settings taken out, each with why it is unread. A setting that is
+    all there is stays: the check then says no run uses it."""
+    if not any(c.binding.kind in _SETTINGS for c in res.top):
+        return res, []
+    def unread(c: Candidate) -> Unused | None:
+        return unused_by_runs(ctx, c.binding) if c.binding.kind in _SETTINGS else None
+    dead = {c.key: why for c in res.top if (why := unread(c)) is not None}
+    if not dead:
+        return res, []
+    top = [c for c in res.top if c.key not in dead]
+    if not top:
+        live = [c for c in res.overridden if unread(c) is None]
+        if not live:
+            default = resolver.library_default(names, scope)
+            if default is None:
+                return res, []
+            moved = sorted(res.top, key=lambda c: c.source_key)
+            return replace(res, top=[], overridden=[], library_default=default), [(c, dead[c.key]) for c in moved]
+        tier = max(c.tier for c in live)
+        top = [c for c in live if c.tier == tier]
+    kept = {c.key for c in top}
+    overridden = [c for c in res.overridden if c.key not in kept]
+    moved = sorted((c for c in res.top if c.key in dead), key=lambda c: c.source_key)
+    return replace(res, top=top, overridden=overridden), [(c, dead[c.key]) for c in moved]
 
 
 def _off_in_repo(check: ValueCheck, ctx: Context, resolver: ValueResolver, label: str, res, grade: Grader,
