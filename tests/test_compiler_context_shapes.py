@@ -69,3 +69,29 @@ def test_data_balance_is_a_dataset_statistic(text):
 @pytest.mark.parametrize("text", ["uniform sampling of 64 classes", "balanced batches of 32"])
 def test_balance_words_next_to_a_setting_are_not_context(text):
     assert not (context.classify(text) or "").startswith("dataset statistic")
+
+
+def test_the_targets_of_one_unpacking_assignment_stay_one_fragment():
+    claim = "Initialization: U, S, Vᵀ = SVD(ΔW_avg); B_init = U[:, :r]. By Eckart-Young theorem, optimal. Uses torch.svd_lowrank."
+    found = fragments(claim, "D2")
+    texts = [text for text, _, _ in found]
+    assert "Initialization: U, S, Vᵀ = SVD(ΔW_avg)" in texts
+    assert ("By Eckart-Young theorem", "context",
+            "citation: a named theorem or inequality the method rests on (what follows from it is checked)") in found
+    result = compile_claim(SAU(id="p-D2-001", dimension="D2", claim=claim))
+    assert any(c.kind == "call" and "svd" in c.target for c in result.checks)
+
+
+@pytest.mark.parametrize("text", ["By Eckart-Young theorem", "from Jensen's inequality", "by the Cauchy-Schwarz inequality"])
+def test_a_named_theorem_is_a_citation(text):
+    assert context.classify(text).startswith("citation: a named theorem")
+
+
+@pytest.mark.parametrize("text", ["by default", "By Adam optimizer", "batch size, learning rate = 3e-4"])
+def test_words_that_only_look_like_a_named_result_are_not(text):
+    assert not (context.classify(text) or "").startswith("citation: a named theorem")
+
+
+def test_a_list_before_an_assignment_is_still_cut():
+    texts = [text for text, _, _ in fragments("Batch size 32, lr = 3e-4")]
+    assert texts == ["Batch size 32", "lr = 3e-4"]

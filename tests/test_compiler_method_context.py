@@ -78,11 +78,13 @@ def test_in_a_method_claim_the_shared_input_clause_is_left_for_the_judge_with_it
     assert compiled.coverage == "partial"
 
 
-def test_a_trainability_clause_after_a_formula_is_left_while_the_formula_stays_typed():
+def test_a_trainability_clause_after_a_formula_is_typed_beside_the_formula():
     compiled = compile_claim(SAU(id="p-D2-001", dimension="D2", claim="Update: W = W_0 + P Q, where P (d×k) and Q (k×d) both trainable."))
-    outcomes = [(f.text, f.outcome) for f in compiled.fragments]
-    assert outcomes == [("Update: W = W_0 + P Q", "typed"), ("where P (d×k) and Q (k×d) both trainable", "leftover")]
-    assert [c.model_dump(exclude_none=True, exclude_defaults=True) for c in compiled.checks] == [{"expect": "W_0 + matmul(P, Q)"}]
+    outcomes = [(f.text, f.outcome, f.reason) for f in compiled.fragments]
+    assert outcomes == [("Update: W = W_0 + P Q", "typed", ""), ("where P (d×k) and Q (k×d) both trainable", "typed", "")]
+    assert [c.model_dump(exclude_none=True, exclude_defaults=True) for c in compiled.checks] == [
+        {"expect": "W_0 + matmul(P, Q)"}, {"rule": "trainable", "name": "P"}, {"rule": "trainable", "name": "Q"}]
+    assert compiled.coverage == "full"
 
 
 def test_the_same_clause_in_a_value_claim_keeps_the_generic_reading():

@@ -61,6 +61,11 @@ def dumps(result) -> list[dict]:
             "B and A are trainable",
             [{"kind": "protocol", "rule": "trainable", "name": "B"}, {"kind": "protocol", "rule": "trainable", "name": "A"}],
         ),
+        (
+            "where B and A are both trainable",
+            [{"kind": "protocol", "rule": "trainable", "name": "B"}, {"kind": "protocol", "rule": "trainable", "name": "A"}],
+        ),
+        ("U and V all learned", [{"kind": "protocol", "rule": "trainable", "name": "U"}, {"kind": "protocol", "rule": "trainable", "name": "V"}]),
         ("the adapters are updated", [{"kind": "protocol", "rule": "trainable", "name": "adapter"}]),
         # code names become families, so a check holds on Llama (q_proj), BERT (query) or a fused qkv alike; a
         # claim naming LoRA alone reads only LoRA placements (a repo comparing PEFT methods has adapters too)

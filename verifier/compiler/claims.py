@@ -90,6 +90,11 @@ _SENTENCE_END = re.compile(
 _PIPED_TITLE = re.compile(r"[A-Z][\w'-]*(?:[ \t]+(?:[A-Z][\w'-]*|of|for|and|the|in|with|to|vs\.?|a|an)){0,6}")
 
 
+_UNPACK_TARGET = r"[A-Za-z][\w'ᵀ]{0,3}"
+_UNPACKED_HEAD = re.compile(rf"(?:[^:,;=\n]{{1,60}}:)?\s*(?:{_UNPACK_TARGET}\s*,\s*)*{_UNPACK_TARGET}\s*")  # "Init: U"
+_UNPACKED_REST = re.compile(rf"\s*(?:{_UNPACK_TARGET}\s*,\s*)*{_UNPACK_TARGET}\s*=\s*[A-Za-z][\w.]*\s*\(")
+
+
 def split_fragments(text: str) -> list[tuple[int, int]]:
     """Spans of top-level fragments: cut at , ; newlines and sentence ends outside brackets."""
     spans: list[tuple[int, int]] = []
@@ -109,9 +114,11 @@ def split_fragments(text: str) -> list[tuple[int, int]]:
         # "spatial x,y in [0,1]": coordinates written as one pair, no space after the comma
         paired = ch == "," and re.match(r",[A-Za-z](?!\w)", text[i : i + 3]) and re.search(r"(?<!\w)[A-Za-z]$", text[max(0, i - 2) : i])
         restated = ch == "," and re.search(r"\b(?:i\.e|e\.g)\.?$", text[max(0, i - 5) : i])  # "i.e., X" stays whole
+        # "U, S, Vᵀ = SVD(ΔW)": the targets of one unpacking assignment
+        unpacked = ch == "," and _UNPACKED_HEAD.fullmatch(text[start:i]) and _UNPACKED_REST.match(text, i + 1)
         enumerated = ch == "," and i in enumeration  # "at epochs 30, 60 and 80": one list of numbers
         enumerated = enumerated or (ch == "," and bool(_NEXT_LOSS_TERM.match(text, i + 1)))  # "MSE of u, plus alpha * MSE of f"
-        cut = depth == 0 and i not in in_math and not index and not paired and not restated and not enumerated and (
+        cut = depth == 0 and i not in in_math and not index and not paired and not restated and not enumerated and not unpacked and (
             ch in ";\n" or piped or (ch == "," and not _thousands(text, i)) or i in sentence_cuts
         )
         if cut:

@@ -76,6 +76,11 @@ _CITATION = re.compile(
     r"\b(?:as in|following|follows|mirrors|adopted from|borrowed from|taken from|per|see)\s+[A-Z][\w\-]+(?![\w\-])(?!\s+(?:layers?|blocks?|heads?|tokens?|steps?|modules?|stages?|sub-?layers?)\b)"
     r"(?:\s+(?:et al\.?|&|and)\s+[A-Z][\w\-]+)*\s*(?:\(?(?:19|20)\d\d[a-z]?\)?)?",  # not "per Transformer layer"
 )
+# "By Eckart-Young theorem", "from Jensen's inequality": the result a step rests on, named
+_NAMED_RESULT = re.compile(
+    r"(?:by|from)\s+(?:the\s+)?[A-Z][\w'’\-]*(?:[\s\-–]+[A-Z][\w'’\-]*){0,3}\s+(?:theorem|lemma|inequality|corollary)",
+    re.IGNORECASE,
+)
 _RESULT_NUM = re.compile(
     r"[+-]?\d+(?:\.\d+)?%?\s*(?:±|\+/-|\+-)\s*\d+(?:\.\d+)?%?|"
     r"\d+(?:\.\d+)?%\s*\[\s*\d+(?:\.\d+)?%\s*,\s*\d+(?:\.\d+)?%\s*\]|"
@@ -150,6 +155,8 @@ def classify(text: str, result_allowed: bool = True, measured: bool = False) -> 
         return note  # protocol-claim shapes: table footnotes, quoted numbers, "N/A", study titles (protocol_claims)
     if _CITATION.fullmatch(stripped) or _BRACKET_CITE.fullmatch(stripped) or re.match(r"^\s*(?:reference|references|source|cf)\b", stripped, re.IGNORECASE):
         return "citation: a reference to the literature or the paper"
+    if _NAMED_RESULT.fullmatch(stripped):
+        return "citation: a named theorem or inequality the method rests on (what follows from it is checked)"
     if _SAME_FORM.fullmatch(stripped):
         return "citation: a reference to another formula of the paper (the claim's own formula is what is checked)"
     checks = (

@@ -171,7 +171,7 @@ def _statements() -> tuple[tuple[str, re.Pattern], ...]:
         ("only-trained", rf"{lead}{subjects}(?:\s+(?:is|are))?\s+(?:the\s+)?(?:sole|only)\s+(?:trainable|learnable|trained)(?:\s+(?:parameters?|matrix|matrices|part|weights?))?{qualifier}\s*$"),
         ("only-trained", rf"^(?:(?:we|it|[A-Z][\w-]*(?:\s+[a-z][\w-]*){{0,2}})\s+)?(?:trains?|tunes?|fine-?tunes?|updates?|optimi[sz]es?|learns?)\s+(?:only|solely)\s+{subjects}{qualifier}\s*$"),  # "Prompt tuning fine-tunes only ..."
         ("trained", rf"{lead}{subjects}\s*\((?:trainable|learnable)\)\s*$"),
-        ("trained", rf"{lead}{subjects}\s+(?:is|are)\s+(?:trained|updated|learned|tuned|fine-?tuned|trainable|learnable){qualifier}\s*$"),
+        ("trained", rf"{lead}{subjects}\s+(?:(?:is|are)\s+)?(?:both\s+|all\s+)?(?:trained|updated|learned|tuned|fine-?tuned|trainable|learnable){qualifier}\s*$"),
     ]
     return tuple((kind, re.compile(regex, re.IGNORECASE)) for kind, regex in forms)
 
