@@ -203,6 +203,7 @@ def test_a_config_no_code_loads_is_left_alone(tmp_path):
             def main():
                 opt = torch.optim.AdamW(torch.nn.Linear(2, 2).parameters())
                 opt.step()
+                print("the recipe is in configs/train.yaml")
 
 
             if __name__ == "__main__":

@@ -169,7 +169,7 @@ def _checkpoint_config(ctx, path: str) -> bool:
 _LOADER = re.compile(
     r"(?:^|\.)(?:safe_load|full_load|unsafe_load|safe_load_all|load_all|merge_from_file)$|"
     r"(?:^|\.)(?:yaml|json|toml|tomllib|tomli|OmegaConf|omegaconf|commentjson|json5|ruamel\.yaml\.YAML)\.loads?$|"
-    r"^(?:hydra\.)?main$|(?:^|\.)hydra\.|(?:^|\.)(?:compose|initialize_config_dir|initialize_config_module)$"
+    r"(?:^|\.)hydra\.|(?:^|\.)(?:initialize_config_dir|initialize_config_module)$"  # @hydra.main, hydra.compose
 )
 
 
@@ -183,7 +183,7 @@ def _loaded_by_repo(ctx, path: str) -> bool:
             for call in ctx.index.files[file].calls:
                 if _LOADER.search(call.callee) or _LOADER.search(call.qualname):
                     loader = True
-                    hydra = hydra or "hydra" in call.qualname or call.qualname.endswith(("compose", "initialize_config_dir"))
+                    hydra = hydra or "hydra" in call.qualname or call.qualname.endswith("initialize_config_dir")
         return loader, hydra
 
     loader, hydra = ctx.memo("analysis.liveness.config-loaders", loaders)

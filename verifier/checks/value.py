@@ -88,7 +88,7 @@ def _check_names(
     context = _context_evidence(ctx, res) + [_unread_evidence(ctx, cand) for cand, _ in unread]
     not_in_effect = "".join(
         f"; {cand.binding.path}: {fmt(cand.value)} at {cand.binding.span.file}:{cand.binding.span.line} is not in "
-        f"effect ({why.reason})" for cand, why in unread)  # the config key that would have won, had anything read it
+        f"effect ({why.reason})" for cand, why in unread)  # the settings that would have won, had anything read them
     details["excluded"] = [link.to_json() for link in sorted(res.excluded + res.stubs, key=_link_key)[:MAX_DETAILS]]
 
     if res.top:
@@ -181,8 +181,9 @@ def _unread_evidence(ctx: Context, cand: Candidate) -> Evidence:
                     "no code reads this setting")
 
 
-def _without_unread_settings(ctx: Context, resolver: ValueResolver, res, names: list[str], scope: str | None
-                         ) -> tuple[Any, list[tuple[Candidate, Unused]]]:
+def _without_unread_settings(
+    ctx: Context, resolver: ValueResolver, res: Resolution, names: list[str], scope: str | None
+) -> tuple[Resolution, list[tuple[Candidate, Unused]]]:
     """Settings no run reads do not override the code: with ``optim.lr: 3e-4`` in a YAML nothing reads (or an
     ``--lr 3e-4`` option nothing reads), ``AdamW(lr=1e-3)`` is what a run uses, and with ``CrossEntropyLoss()`` its
     default ``label_smoothing=0.0`` is. Returns the resolution with such settings out of the winners (when a binding
@@ -190,6 +191,7 @@ def _without_unread_settings(ctx: Context, resolver: ValueResolver, res, names: 
     all there is stays: the check then says no run uses it."""
     if not any(c.binding.kind in _SETTINGS for c in res.top):
         return res, []
+
     def unread(c: Candidate) -> Unused | None:
         return unused_by_runs(ctx, c.binding) if c.binding.kind in _SETTINGS else None
     dead = {c.key: why for c in res.top if (why := unread(c)) is not None}
