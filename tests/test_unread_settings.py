@@ -368,3 +368,35 @@ def test_a_config_json_in_a_repo_that_loads_pretrained_checkpoints_is_left_to_th
     )
     result = verdict(tmp_path, files, "{kind: value, name: num_heads, expect: 12}")
     assert (result.status, result.score) == (Status.pass_, 1.0), result.message
+
+
+def test_a_click_option_that_is_read_cites_the_read(tmp_path):
+    body = ("opt = torch.optim.AdamW(torch.nn.Linear(2, 2).parameters(), lr=lr)\n"
+            "        for _ in range(epochs):\n"
+            "            opt.step()")
+    result = verdict(tmp_path, {"train.py": CLICK.replace("{body}", body)})
+    assert (result.status, result.score) == (Status.pass_, 1.0)
+    assert roles(result) == [("train.py", 6, "effective"), ("train.py", 9, "read")]
+
+
+def test_an_argparse_option_that_is_read_cites_the_read(tmp_path):
+    files = {"train.py": """\
+        import argparse
+
+        import torch
+
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--learning-rate", type=float, default=3e-4)
+            args = parser.parse_args()
+            opt = torch.optim.AdamW(torch.nn.Linear(2, 2).parameters(), lr=args.learning_rate)
+            opt.step()
+
+
+        if __name__ == "__main__":
+            main()
+        """}
+    result = verdict(tmp_path, files)
+    assert (result.status, result.score) == (Status.pass_, 1.0), result.message
+    assert ("train.py", 10, "read") in roles(result)

@@ -112,13 +112,17 @@ def config_key_unread(ctx, binding: Binding) -> Unused | None:
     return replace(unused, start=_run_start(graph, loading[0] if loading else unused.file))
 
 
-def config_key_reader(ctx, binding: Binding) -> tuple[str, int] | None:
-    """Where a run reads the config key ``binding``: the first read of its name by attribute or string that may
-    run (``cfg["optim"]["lr"]`` at train.py:39), or None when there is none to cite. A verdict on the key cites it,
-    so a change to the code that reads the key is a change to the claim's evidence."""
-    if binding.kind is not BindingKind.config or not binding.name.isidentifier():
+def setting_reader(ctx, binding: Binding) -> tuple[str, int] | None:
+    """Where a run reads the setting ``binding``: for a config key or an argparse option, the first read of its
+    name by attribute or string that may run (``cfg["optim"]["lr"]``, ``args.lr``); for a click or typer option,
+    the first read of the parameter in its command. None when there is none to cite. A verdict on the setting
+    cites it, so a change to the code that reads the setting is a change to the claim's evidence."""
+    if binding.kind is BindingKind.click:
+        return _command_read(ctx, binding)
+    name = (binding.dest or binding.name) if binding.kind is BindingKind.argparse else binding.name
+    if binding.kind not in (BindingKind.config, BindingKind.argparse) or not name.isidentifier():
         return None
-    sites = _reads_of(ctx, binding.name)
+    sites = _reads_of(ctx, name)
     if not sites:
         return None
     graph = call_graph(ctx)
@@ -127,6 +131,16 @@ def config_key_reader(ctx, binding: Binding) -> tuple[str, int] | None:
         if not bare and (not usable or _may_run(ctx, graph, file, scope, MAX_DEPTH)):
             return file, line
     return None
+
+
+def _command_read(ctx, binding: Binding) -> tuple[str, int] | None:
+    dest, command = binding.dest or binding.name, binding.owner
+    reads = ctx.memo(f"analysis.liveness.file_reads:{binding.span.file}", lambda: _file_reads(ctx, binding.span.file))
+    if reads is None or not command:
+        return None
+    lines = sorted(line for scope, line, _bare in reads.sites.get(dest, ())
+                   if scope == command or scope.startswith(command + "."))
+    return (binding.span.file, lines[0]) if lines else None
 
 
 _CONFIG_LANGUAGES = frozenset({Language.yaml, Language.json, Language.toml})
@@ -367,8 +381,10 @@ def _command_option_unread(ctx, graph, binding: Binding) -> Unused | None:
     reads = ctx.memo(f"analysis.liveness.file_reads:{binding.span.file}", lambda: _file_reads(ctx, binding.span.file))
     if reads is None:
         return None
-    inside = lambda scope: scope == command or scope.startswith(command + ".")  # noqa: E731
-    if any(inside(scope) for name in (dest, "locals", "vars") for scope, _line, _bare in reads.sites.get(name, ())):
+    if _command_read(ctx, binding) is not None or any(
+        scope == command or scope.startswith(command + ".")
+        for name in ("locals", "vars") for scope, _line, _bare in reads.sites.get(name, ())
+    ):
         return None
     return Unused(f"the option is parsed, but `{command}` never reads `{dest}`", binding.span.file, binding.span.line)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from verifier.analysis.calibration import as_number, compare, fmt
-from verifier.analysis.liveness import UNUSED_CAP, Unused, config_key_reader, unused_by_runs
+from verifier.analysis.liveness import UNUSED_CAP, Unused, setting_reader, unused_by_runs
 from verifier.analysis.values import (
     KIND_LABEL,
     CallArg,
@@ -116,8 +116,8 @@ def _check_names(
             shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
             message += f"; other values at the same precedence: {shown}"
         evidence = [_evidence(ctx, _source_link(best), "effective")]
-        reader = config_key_reader(ctx, best.binding) if unused is None else None
-        if reader is not None:  # the code that reads the key: what makes the key a setting of the run
+        reader = setting_reader(ctx, best.binding) if unused is None else None
+        if reader is not None:  # the code that reads the setting: what makes it a setting of the run
             evidence.append(Evidence(reader[0], reader[1], reader[1], _snippet(ctx, reader[0], reader[1], reader[1]),
                                      "read", f"reads `{best.binding.name}`"))
         evidence += [
