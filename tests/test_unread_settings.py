@@ -400,3 +400,18 @@ def test_an_argparse_option_that_is_read_cites_the_read(tmp_path):
     result = verdict(tmp_path, files)
     assert (result.status, result.score) == (Status.pass_, 1.0), result.message
     assert ("train.py", 10, "read") in roles(result)
+
+
+def test_iterating_a_list_in_the_config_reads_no_other_key(tmp_path):
+    config = CONFIG.rstrip(" ") + "    layers:\n      - {dim: 64}\n      - {dim: 128}\n"
+    optimizer = ('opt = torch.optim.AdamW(model.parameters())\n'
+                 '        blocks = [torch.nn.Linear(8, layer["dim"]) for layer in cfg["layers"]]')
+    result = verdict(tmp_path, repo_files(optimizer, config=config), WARMUP)
+    assert (result.status, result.score) == (Status.partial, 0.75), result.message
+
+
+def test_iterating_a_mapping_in_the_config_may_read_any_of_its_keys(tmp_path):
+    optimizer = ('opt = torch.optim.AdamW(model.parameters())\n'
+                 '        names = [key for key in cfg["train"]]')
+    result = verdict(tmp_path, repo_files(optimizer), WARMUP)
+    assert (result.status, result.score) == (Status.pass_, 1.0), result.message

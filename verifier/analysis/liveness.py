@@ -315,8 +315,39 @@ def _computed_subscript(ctx, path: str, holders: set[str]) -> bool:
             if isinstance(node.slice, ast.Name | ast.Attribute | ast.JoinedStr | ast.BinOp | ast.Call) and _root(node.value) in holders:
                 return True
         if isinstance(node, ast.For | ast.comprehension) and _root(node.iter) in holders and not isinstance(node.iter, ast.Call):
-            return True
+            if not _a_config_list(ctx, node.iter):
+                return True  # for key in cfg["optim"]: the mapping's keys; a list of layers reads no key
     return False
+
+
+def _a_config_list(ctx, node: ast.AST) -> bool:
+    """Whether ``cfg["layers"]`` / ``cfg.layers`` names a list in some config (``layers.0...`` or a tuple leaf)."""
+    keys: list[str] = []
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        if isinstance(node, ast.Attribute):
+            keys.append(node.attr)
+        elif isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            keys.append(node.slice.value)
+        else:
+            return False
+        node = node.value
+    if not keys:
+        return False
+    dotted = ".".join(reversed(keys))
+    lists = ctx.memo("analysis.liveness.config-lists", lambda: _config_lists(ctx))
+    return any(path == dotted or path.endswith("." + dotted) for path in lists)
+
+
+def _config_lists(ctx) -> frozenset[str]:
+    """The dotted paths of every list in the repo's configs (``layers`` of ``layers.0.dim``, a tuple leaf)."""
+    out: set[str] = set()
+    for path in ctx.index.files:
+        if ctx.index.files[path].language in _CONFIG_LANGUAGES:
+            for b in ctx.index.files[path].bindings:
+                item = re.search(r"\.\d+(?:\.|$)", b.path)  # layers.0.dim: an item of the list layers
+                if item or isinstance(b.value, tuple):
+                    out.add(b.path[: item.start()] if item else b.path)
+    return frozenset(out)
 
 
 def _root(node: ast.AST) -> str:
