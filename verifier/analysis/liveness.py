@@ -83,6 +83,14 @@ def unused_by_runs(ctx, binding: Binding) -> Unused | None:
 
 
 def config_key_unread(ctx, binding: Binding) -> Unused | None:
+    """``_config_key_unread`` of ``binding``, once per run (the value check asks while ranking and again for the
+    winner it reports)."""
+    span = binding.span
+    return ctx.memo(f"analysis.liveness.config-key-unread:{span.file}:{span.line}:{binding.path}",
+                    lambda: _config_key_unread(ctx, binding))
+
+
+def _config_key_unread(ctx, binding: Binding) -> Unused | None:
     """Why no run reads the config key ``binding`` (``optim.lr: 3e-4`` in a YAML the code loads, ``lr`` read
     nowhere), or None when some run may. Erring towards "read", as the rest of this module does: the key counts
     as read when any code that may run reads its name by attribute or string (``cfg.optim.lr``, ``cfg["lr"]``,
@@ -135,7 +143,7 @@ def setting_reader(ctx, binding: Binding) -> tuple[str, int] | None:
 
 def _command_read(ctx, binding: Binding) -> tuple[str, int] | None:
     dest, command = binding.dest or binding.name, binding.owner
-    reads = ctx.memo(f"analysis.liveness.file_reads:{binding.span.file}", lambda: _file_reads(ctx, binding.span.file))
+    reads = _reads_in(ctx, binding.span.file)
     if reads is None or not command:
         return None
     lines = sorted(line for scope, line, _bare in reads.sites.get(dest, ())
@@ -167,15 +175,19 @@ def _checkpoint_config(ctx, path: str) -> bool:
         return True
     if name != "config.json":
         return False
-    try:
-        beside = [child.name for child in (ctx.index.root / folder).iterdir()] if folder else []
-    except OSError:
-        beside = []
-    if any(_WEIGHTS.search(other) for other in beside):
+    if ctx.memo(f"analysis.liveness.weights-in:{folder}", lambda: _holds_weights(ctx, folder)):
         return True
     return ctx.memo("analysis.liveness.loads-pretrained", lambda: any(
         call.callee.endswith(("from_pretrained", "from_json_file")) for p in ctx.index.python_files()
         for call in ctx.index.files[p].calls))
+
+
+def _holds_weights(ctx, folder: str) -> bool:
+    """Whether the repo folder holds a weights file (listed, never opened)."""
+    try:
+        return bool(folder) and any(_WEIGHTS.search(child.name) for child in (ctx.index.root / folder).iterdir())
+    except OSError:
+        return False
 
 
 # Calls that read a config file into a mapping the code then indexes (``yaml.safe_load``, ``OmegaConf.load``, a
@@ -227,8 +239,9 @@ _CONFIG_FILE_NAME = re.compile(r"[\w.+\-]+\.(?:ya?ml|json|toml)\b")
 
 
 def _files_naming(ctx, name: str) -> list[str]:
-    """The Python files that write the config file name ``name``."""
-    return [p for p in ctx.index.python_files() if name in (ctx.index.source(p) or "")]
+    """The Python files that write the config file name ``name``, once per run."""
+    return ctx.memo(f"analysis.liveness.files-naming:{name}",
+                    lambda: [p for p in ctx.index.python_files() if name in (ctx.index.source(p) or "")])
 
 
 def _interpolated(ctx, binding: Binding) -> bool:
@@ -409,7 +422,7 @@ def _command_option_unread(ctx, graph, binding: Binding) -> Unused | None:
     definition = graph.modules.local_definition(binding.span.file, command) if command else None
     if definition is None or dest not in definition.params or any(p.startswith("**") for p in definition.params):
         return None
-    reads = ctx.memo(f"analysis.liveness.file_reads:{binding.span.file}", lambda: _file_reads(ctx, binding.span.file))
+    reads = _reads_in(ctx, binding.span.file)
     if reads is None:
         return None
     if _command_read(ctx, binding) is not None or any(
@@ -723,7 +736,7 @@ def _read_sites(ctx, name: str) -> list[tuple[str, str, int, bool]] | None:
         facts = ctx.index.files[path]
         if facts.language is not Language.python:
             return None  # a notebook cell or another language: every cell runs
-        reads = ctx.memo(f"analysis.liveness.file_reads:{path}", lambda path=path: _file_reads(ctx, path))
+        reads = _reads_in(ctx, path)
         if reads is None:
             return None
         found = reads.sites.get(name, ())
@@ -731,6 +744,11 @@ def _read_sites(ctx, name: str) -> list[tuple[str, str, int, bool]] | None:
             return None
         out.extend((path, scope, line, bare) for scope, line, bare in found)
     return sorted(set(out))
+
+
+def _reads_in(ctx, path: str) -> "_Reads | None":
+    """``_file_reads`` of ``path``, once per run."""
+    return ctx.memo(f"analysis.liveness.file_reads:{path}", lambda: _file_reads(ctx, path))
 
 
 def _file_reads(ctx, path: str) -> "_Reads | None":

@@ -118,8 +118,7 @@ def _check_names(
         evidence = [_evidence(ctx, _source_link(best), "effective")]
         reader = setting_reader(ctx, best.binding) if unused is None else None
         if reader is not None:  # the code that reads the setting: what makes it a setting of the run
-            evidence.append(Evidence(reader[0], reader[1], reader[1], _snippet(ctx, reader[0], reader[1], reader[1]),
-                                     "read", f"reads `{best.binding.name}`"))
+            evidence.append(_at(ctx, reader[0], reader[1], reader[1], "read", f"reads `{best.binding.name}`"))
         evidence += [
             _evidence(ctx, _source_link(c), "overridden")
             for c in _differing(res.overridden, best)[:MAX_CONTEXT_EVIDENCE]
@@ -177,8 +176,11 @@ _SETTINGS = frozenset({BindingKind.config, BindingKind.argparse, BindingKind.cli
 
 def _unread_evidence(ctx: Context, cand: Candidate) -> Evidence:
     span = cand.binding.span
-    return Evidence(span.file, span.line, span.end_line, _snippet(ctx, span.file, span.line, span.end_line), "unread",
-                    "no code reads this setting")
+    return _at(ctx, span.file, span.line, span.end_line, "unread", "no code reads this setting")
+
+
+def _at(ctx: Context, file: str, line: int, end_line: int, role: str, note: str) -> Evidence:
+    return Evidence(file, line, end_line, _snippet(ctx, file, line, end_line), role, note)
 
 
 def _without_unread_settings(
