@@ -95,3 +95,15 @@ def test_words_that_only_look_like_a_named_result_are_not(text):
 def test_a_list_before_an_assignment_is_still_cut():
     texts = [text for text, _, _ in fragments("Batch size 32, lr = 3e-4")]
     assert texts == ["Batch size 32", "lr = 3e-4"]
+
+
+def test_a_formula_variable_running_between_two_numbers_is_its_domain():
+    result = compile_claim(SAU(id="p-D2-001", dimension="D2", claim="x_t = (1 - t) x_0 + t x_1, with t from 0 to 1"))
+    values = [c for c in result.checks if c.kind == "value"]
+    assert [(c.name, c.expect) for c in values] == [("t", [0, 1])] and result.coverage == "full"
+
+
+def test_one_symbol_standing_for_another_is_a_definition():
+    assert fragments("With l_0 = L (maximum level)", "D2") == [
+        ("With l_0 = L (maximum level)", "context", "definition: one symbol of the formulas stands for another, no value")]
+    assert fragments("With l_0 = 3", "D2")[0][1] == "typed"  # a value is a setting

@@ -67,6 +67,14 @@ def dumps(result) -> list[dict]:
         ),
         ("U and V all learned", [{"kind": "protocol", "rule": "trainable", "name": "U"}, {"kind": "protocol", "rule": "trainable", "name": "V"}]),
         ("the adapters are updated", [{"kind": "protocol", "rule": "trainable", "name": "adapter"}]),
+        # a matrix held fixed is not trained; a plural noun after the symbols says what they are
+        ("B and A are fixed matrices", [{"kind": "protocol", "rule": "frozen", "name": "B"}, {"kind": "protocol", "rule": "frozen", "name": "A"}]),
+        ("the A and B matrices are trainable",
+         [{"kind": "protocol", "rule": "trainable", "name": "A"}, {"kind": "protocol", "rule": "trainable", "name": "B"}]),
+        ("The R matrix is trainable", [{"kind": "protocol", "rule": "trainable", "name": "R"}]),
+        # a part the method adds as a learned parameter
+        ("A learnable class token x_0^{(Class)} is prepended", [{"kind": "protocol", "rule": "trainable", "name": "cls_token"}]),
+        ("learnable prompts are prepended to the input sequence", [{"kind": "protocol", "rule": "trainable", "name": "prompt"}]),
         # code names become families, so a check holds on Llama (q_proj), BERT (query) or a fused qkv alike; a
         # claim naming LoRA alone reads only LoRA placements (a repo comparing PEFT methods has adapters too)
         ("LoRA applied to q_proj and v_proj", [{"kind": "protocol", "rule": "target-modules", "expect": ["query", "value"], "method": "lora"}]),
@@ -123,6 +131,8 @@ def test_recognised_but_uncheckable_statements_are_left_with_their_reason(claim,
     "claim",
     [
         "a_1 and a_2 are fixed",  # constants, not frozen tensors: "fixed" needs "after initialization"/"during training"
+        "a_1 and a_2 are fixed constants",  # constants are not matrices: no frozen check
+        "a class token is prepended",  # nothing says it is learned
         "adapters are inserted after each block of the frozen backbone",  # a method sentence saying more than "frozen"
         "The method is applied to ODE1 and ODE2",  # where an experiment runs, not where a module goes
     ],

@@ -73,6 +73,26 @@ def test_find_numbers_reads_units_and_skips_exponents():
     assert found[2].unit == "steps" and found[3].percent
 
 
+@pytest.mark.parametrize(("text", "values"), [
+    ("a scale factor of 1/sqrt(d_k)", []),  # a factor of an expression in symbols, not a setting's value
+    ("hidden width 4*d", []),
+    ("temperature 1/τ and lr 3e-4", [3e-4]),
+    ("batch size 32/device, 8*A100 GPUs", [32, 8]),  # a unit word and a GPU model are no symbols
+    ("ratio 1/3", [1 / 3]),
+])
+def test_a_number_times_a_symbol_is_not_a_value(text, values):
+    assert [q.value for q in find_numbers(text)] == values
+
+
+def test_a_value_written_in_symbols_is_left_with_its_reason():
+    from verifier.compiler import compile_claim
+    from verifier.spec.model import SAU
+
+    result = compile_claim(SAU(id="p-D1-001", dimension="D1", claim="Attention temperature 1/sqrt(d_k)"))
+    assert result.checks == []
+    assert result.fragments[0].reason.startswith("the value is an expression of symbols")
+
+
 @given(st.integers(min_value=0, max_value=10**9))
 def test_integers_round_trip(n):
     assert parse_number(str(n)) == n

@@ -178,11 +178,18 @@ def test_kind_statements_compile_to_trainable_checks(claim: str, checks: list[di
     assert dumps(result) == checks and result.coverage == "full"
 
 
-def test_a_combined_method_types_its_kinds_and_names_what_it_leaves_out():
+def test_a_combined_method_types_each_kind_it_names():
     result = compiled("Combo method: 150K tunable params (bias + LN tuning + scale factors)", "D1")
+    assert dumps(result) == [{"rule": "trainable", "name": "bias"}, {"rule": "trainable", "name": "norm"},
+                             {"rule": "trainable", "name": "feature_scale"}]
+    assert result.coverage == "full"
+
+
+def test_a_combined_method_names_what_it_leaves_out():
+    result = compiled("Combo method: 150K tunable params (bias + LN tuning + prompt routing)", "D1")
     assert dumps(result) == [{"rule": "trainable", "name": "bias"}, {"rule": "trainable", "name": "norm"}]
     (fragment,) = result.fragments
-    assert fragment.outcome == "typed" and fragment.reason.startswith("'scale factors': no name the trainable rule")
+    assert fragment.outcome == "typed" and fragment.reason.startswith("'prompt routing': no name the trainable rule")
 
 
 @pytest.mark.parametrize("claim", ["The output is Wx + bias followed by a ReLU.", "y = W x + bias, trained with Adam."])
@@ -327,3 +334,13 @@ def test_several_parts_alone_compile_to_one_union_check_and_one_check_each():
                                    "Unlike LayerNorm tuning, the prompt is learned per task."])
 def test_a_kind_method_named_to_compare_is_not_the_repo_s_method(claim: str):
     assert not [c for c in dumps(compiled(claim, "D2")) if c.get("rule") == "trainable"]
+
+
+def test_a_method_written_as_a_sum_of_kinds_and_a_kind_combined_with_another_train_beside_each_other():
+    result = compiled("DiffFit = BitFit + LN-Tune + feature scaling factors", "D2")
+    assert dumps(result) == [{"rule": "trainable", "name": "bias"}, {"rule": "trainable", "name": "norm"},
+                             {"rule": "trainable", "name": "feature_scale"}]
+    combined = compiled("Combined with BitFit (all bias terms) and LayerNorm tuning (LN weights and biases)", "D2")
+    assert {"rule": "trainable", "name": "norm"} in dumps(combined)  # beside another part: not `only`
+    assert combined.coverage == "full"
+    assert dumps(compiled("LN tuning: 40K tunable params on the backbone", "D1")) == [{**KIND_ONLY, "name": "norm"}]

@@ -344,3 +344,48 @@ def test_a_registry_of_hub_ids_a_loop_runs_names_each_model_it_holds():
     """
     unknown = run(picked, "RoBERTa-large")  # which entry a flag picks is not a loop over all of them
     assert (unknown.status.value, unknown.score) == ("unverified", None)
+
+
+# ----- releases named by project and version ------------------------------------------------------------------
+@pytest.mark.parametrize(("expect", "found", "want"), [
+    ("Open-Sora v1.0", "Open-Sora v1", "same"),  # a release tag compares by its numbers
+    ("Open-Sora v1.0", "Open-Sora v1.2", "variant"),
+    ("Mistral-7B-v0.1", "Mistral-7B-v0.3", "variant"),
+    ("Mistral-7B", "Mistral-7B-v0.3", "same"),  # a claim naming no release accepts any
+])
+def test_release_tags(expect, found, want):
+    assert relation(expect, found) == want
+
+
+def test_a_release_named_by_version_matches_the_weights_it_published():
+    names = Names(load_rule("model"))
+    assert names.canonical("OpenSora-v1-HQ-16x512x512") == "Open-Sora v1.0"
+    assert names.canonical("hpcai-tech/OpenSora-STDiT-v3") == "Open-Sora v1.2"
+    code = """
+        import torch
+        from models.stdit import STDiT
+
+        def build():
+            model = STDiT(depth=28, hidden_size=1152)
+            state = torch.load("pretrained_models/OpenSora-v1-HQ-16x512x512.pth", map_location="cpu")
+            model.load_state_dict(state, strict=False)
+            return model
+    """
+    faithful = run(code, "Open-Sora v1.0", {"models/stdit.py": "class STDiT:\n    pass\n"})
+    assert (faithful.status.value, faithful.score, lines(faithful)) == ("pass", 1.0, [("train.py", 7)])
+    drift = run("""
+        from opensora.models import STDiT2
+        model = STDiT2.from_pretrained("hpcai-tech/OpenSora-STDiT-v3")
+    """, "Open-Sora v1.0")
+    assert (drift.status.value, drift.score, lines(drift)) == ("mismatch", 0.0, [("train.py", 3)])
+
+
+def test_a_release_initialisation_in_a_claim_compiles_only_for_projects_the_table_knows():
+    from verifier.compiler import compile_claim
+    from verifier.spec.model import SAU
+
+    known = compile_claim(SAU(id="x-D1-001", dimension="D1", claim="T5 text encoder, Open-Sora v1.0 initialization"))
+    assert known.coverage == "full"
+    assert [c.params["expect"] for c in known.checks if getattr(c, "rule", None) == "model"] == ["Open-Sora v1.0"]
+    unknown = compile_claim(SAU(id="x-D1-002", dimension="D1", claim="MegaVid v2.1 initialization"))
+    assert unknown.checks == [] and unknown.fragments[0].reason.startswith("initialised from a release named by project")

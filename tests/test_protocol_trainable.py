@@ -288,3 +288,110 @@ def test_without_a_peft_wrap_an_unnamed_adapter_is_still_missing():
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     """
     assert run(code, "lora", only=True).status.value == "missing"
+
+
+# ----- the scale kind: learned per-channel scales (DiffFit's gamma, SSF's scale) -------------------------------
+DIFFFIT_BLOCK = """
+    import torch
+    from torch import nn
+
+
+    class Block(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.norm1 = nn.LayerNorm(dim)
+            self.attn = nn.MultiheadAttention(dim, 8)
+            self.scale = (dim // 8) ** -0.5
+            self.gamma1 = nn.Parameter(torch.ones(dim))
+
+        def forward(self, x):
+            h = self.norm1(x)
+            return x + self.gamma1 * self.attn(h, h, h)[0]
+"""
+
+
+def test_learned_scales_switched_on_by_a_name_filter_are_trained():
+    train = """
+        import torch
+        from model import Block
+
+        model = Block(64)
+        for name, p in model.named_parameters():
+            p.requires_grad = "bias" in name or "norm" in name or "gamma" in name
+        # ok: trainable
+        optimizer = torch.optim.AdamW(filter(lambda p: p.requires_grad, model.parameters()), lr=1e-3)
+    """
+    result = run(train, "feature_scale", files={"model.py": textwrap.dedent(DIFFFIT_BLOCK)})
+    assert verdict(result) == ("pass", 1.0)
+    assert ("train.py", 6) in lines(result) and ("train.py", 9) in lines(result)
+
+
+def test_learned_scales_left_frozen_by_the_name_filter_are_a_mismatch():
+    train = """
+        import torch
+        from model import Block
+
+        model = Block(64)
+        for name, p in model.named_parameters():
+            p.requires_grad = "bias" in name or "norm" in name
+        optimizer = torch.optim.AdamW(filter(lambda p: p.requires_grad, model.parameters()), lr=1e-3)
+    """
+    result = run(train, "feature_scale", files={"model.py": textwrap.dedent(DIFFFIT_BLOCK)})
+    assert verdict(result) == ("mismatch", 0.0)
+    assert ("train.py", 6) in lines(result)
+
+
+def test_an_attention_scale_float_is_no_learned_scale():
+    block = DIFFFIT_BLOCK.replace("            self.gamma1 = nn.Parameter(torch.ones(dim))\n", "").replace(
+        "x + self.gamma1 * self.attn", "x + self.attn")
+    train = """
+        import torch
+        from model import Block
+
+        model = Block(64)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    """
+    result = run(train, "feature_scale", files={"model.py": textwrap.dedent(block)})
+    assert verdict(result) == ("missing", 0.0)
+
+
+def test_a_name_filter_written_with_any_over_a_tuple_selects_its_words():
+    train = """
+        import torch
+        from model import Block
+
+        model = Block(64)
+        for name, p in model.named_parameters():
+            p.requires_grad = any(key in name for key in ("bias", "gamma"))
+        optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
+    """
+    files = {"model.py": textwrap.dedent(DIFFFIT_BLOCK)}
+    trained = run(train, "feature_scale", files=files)
+    assert verdict(trained) == ("pass", 1.0) and ("train.py", 8) in lines(trained)
+    left_out = run(train, "norm", files=files)
+    assert verdict(left_out) == ("mismatch", 0.0) and lines(left_out) == [("train.py", 6)]
+
+
+def test_parameters_returned_by_a_helper_and_a_filter_over_a_module_tuple():
+    train = """
+        import torch
+        from model import Block
+
+        TUNED = ("bias", "gamma")
+
+
+        def tuned_parameters(net):
+            for name, p in net.named_parameters():
+                p.requires_grad = any(key in name for key in TUNED)
+            return [p for p in net.parameters() if p.requires_grad]
+
+
+        model = Block(64)
+        optimizer = torch.optim.AdamW(tuned_parameters(model), lr=1e-3)
+    """
+    files = {"model.py": textwrap.dedent(DIFFFIT_BLOCK)}
+    trained = run(train, "feature_scale", files=files)
+    assert verdict(trained) == ("pass", 1.0)
+    assert lines(trained) == [("model.py", 12), ("train.py", 9), ("train.py", 15)]  # the declaration, filter, optimizer
+    left_out = run(train, "norm", files=files)
+    assert verdict(left_out) == ("mismatch", 0.0) and lines(left_out) == [("train.py", 9)]

@@ -59,7 +59,9 @@ def test_prompts_get_the_prompt_name_and_their_length_anchor():
     result = compiled("Learnable prompts P in R^{l x D} are prepended to the tokens")
     assert shape_checks(result) == [{"rule": "shape", "expect": {"P": ["l", "D"]},
                                      "symbols": {"D": "hidden_size", "l": "prompt_length"}, "names": {"P": ["prompt"]}}]
-    assert result.fragments[0].reason  # "are prepended to the tokens" is not what a shape decides
+    # "learnable ... are prepended": the prompts are a learned part the method adds, which the trainable rule decides
+    assert [c for c in dumps(result) if c.get("rule") == "trainable"] == [{"rule": "trainable", "name": "prompt"}]
+    assert result.coverage == "full"
 
 
 def test_factor_cue_from_earlier_in_the_sentence_and_a_prose_list():

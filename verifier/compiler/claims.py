@@ -3196,6 +3196,12 @@ def _is_label(match: re.Match | None) -> TypeGuard[re.Match]:
     return not re.search(r"\d", match.group("label")) or len(match.group("label")) > 25
 
 
+# "with t from 0 to 1": a formula variable's domain, written as t ∈ [0, 1] is
+_VARIABLE_RUNS = re.compile(
+    r"^(?:with|for|where)\s+(?P<sym>[A-Za-zα-ωΑ-Ω](?:_\{?\w{1,4}\}?)?)\s+(?:going\s+|running\s+|ranging\s+|runs\s+|goes\s+)?"
+    r"from\s+(?P<low>[-+]?\d+(?:\.\d+)?)\s+to\s+(?P<high>[-+]?\d+(?:\.\d+)?)$")
+
+
 def _fragment(
     text: str, dimension: Dimension, b: _Builder, formulas_only: bool = False, claim_label: str = ""
 ) -> Fragment:
@@ -3217,6 +3223,7 @@ def _fragment(
         # "Results: Table 2 for 7 representative models": where the paper reports its numbers, not a setting
         return Fragment(text, "context", "reported result: where the paper reports the outcome, not a code fact")
     body = _digits_for_number_words(body, dimension)
+    body = _VARIABLE_RUNS.sub(lambda m: f"{m.group('sym')} ∈ [{m.group('low')}, {m.group('high')}]", body)
     split_counts, body = _split_counts(body, b, label_text or "")
     written, body = _written_settings(body, b)
     split_counts += written
@@ -3364,9 +3371,16 @@ def _fragment(
         return Fragment(text, "context", "definition: a quantity named by its symbol, no value")
     if not reason and dimension == Dimension.numerical and _UNSTATED_COUNT.match(body):
         return Fragment(text, "context", "unstated: how many values is not said, so there is none to check")
+    if not reason and _SYMBOL_FOR_SYMBOL.match(body):
+        return Fragment(text, "context", "definition: one symbol of the formulas stands for another, no value")
     if not reason:
         reason = _untyped_reason(body, masked)
     return Fragment(text, "leftover", reason)
+
+
+# "With l_0 = L (maximum level)": the formulas' symbol l_0 is L; a substitution, nothing the code sets
+_SYMBOL_FOR_SYMBOL = re.compile(
+    rf"^(?:(?:with|where|and|let|set)\s+)?{_SYMBOL}\s*=\s*{_SYMBOL}\s*(?:\([A-Za-z][^()]*\))?\s*$", re.IGNORECASE)
 
 
 # "w=[1,1,<1]": an element given as a bound; "a~U(-2,2) or 0 with 30% probability": a branch of the sampling
@@ -3477,6 +3491,8 @@ def _untyped_reason(body: str, masked: str) -> str:
                 "indices (which ones, not one setting's value)")
     if _MODEL_ID.match(re.sub(r"^(?:[^:]*:\s*)", "", body).strip()):
         return "a model identifier with no role the compiler reads (fine-tuned, backbone, a list of API models): not compiled to a `model` check"
+    if numbers.times_a_symbol(masked):
+        return f"{_SYMBOLIC_REASON} ('1/sqrt(d)', '4*d'), not a number to check"
     return "no value, name, formula or sequence the compiler can type"
 
 
@@ -3610,6 +3626,7 @@ def _compile_cached(
         out.fragments.append(frag)
     _credit_lead(out.fragments, b)
     out.fragments = _restated_orders(out.fragments, b)
+    out.fragments = _shared_qualifiers(out.fragments, text)
     if out.fragments and out.fragments[-1].outcome == "leftover" and _cut_off(out.fragments[-1].text, text):
         out.fragments[-1] = Fragment(out.fragments[-1].text, "context", "truncated: the claim's text stops mid-expression")
     if sau.dimension == Dimension.protocol:
@@ -3663,6 +3680,52 @@ def _restated_orders(fragments: list[Fragment], b: "_Builder") -> list[Fragment]
                      for c in previous.checks if 0 <= c < len(b.checks))
         if here.outcome == "leftover" and previous.outcome == "typed" and listed and _ORDER_RESTATEMENT.match(here.text.strip()):
             out[i] = Fragment(here.text, "context", "rationale: restates in words how the values listed before it run")
+    return out
+
+
+# "Normal chats in high-resource languages: English, Chinese, Spanish (source: LMSYS-Chat-1M)": a list after a
+# colon whose last item carries the qualifier (a source, a dataset) that holds for every item; "Eight prompt
+# categories used to build the detector, their sources, and categories. ...": an opening sentence that names
+# what the claim goes on to list
+_QUALIFIED_ITEM = re.compile(r"^(?:(?:and|or)\s+)?[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*){0,2}\s*\([^()]+\)$")
+_LISTED_NAME = re.compile(r"^(?:(?P<label>[^:,;()\d]{1,60}):\s*)?(?:(?:and|or)\s+)?[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*){0,2}$")
+_HEADING_ITEM = re.compile(r"^(?:and\s+)?(?:(?:their|its|the)\s+)?[a-z]+(?:\s+[a-z]+)?$")
+
+
+def _shared_qualifiers(fragments: list[Fragment], text: str) -> list[Fragment]:
+    """Names of a list whose last item is typed by its parenthetical ("A, B, C (source: X)") are context: the
+    last item's check holds for them; so are the bare nouns of an opening sentence that lists the claim's topics
+    ("..., their sources, and categories."), when more sentences follow with the facts."""
+    out = list(fragments)
+    spans, at = [], 0
+    for frag in out:  # where each fragment sits in the claim, to see what separates neighbours
+        start = text.find(frag.text, at)
+        spans.append((start, start + len(frag.text)) if start >= 0 else None)
+        at = start + len(frag.text) if start >= 0 else at
+    if None in spans:
+        return out
+    for i, here in enumerate(out):
+        if here.outcome != "typed" or not _QUALIFIED_ITEM.match(here.text.strip()):
+            continue
+        run, j = [], i - 1
+        while j >= 0 and out[j].outcome == "leftover" and re.fullmatch(r"\s*,\s*", text[spans[j][1] : spans[j + 1][0]]):
+            named = _LISTED_NAME.match(out[j].text.strip())
+            if named is None:
+                break
+            run.append(j)
+            if named.group("label"):
+                for k in run:
+                    out[k] = Fragment(out[k].text, "context", "names only: items of a list whose last item's qualifier "
+                                                               "(a source, a dataset) holds for them all")
+                break
+            j -= 1
+    first_end = re.search(r"\.\s+(?=[A-Z])", text)
+    if first_end and out and out[0].outcome == "typed" and spans[0][1] <= first_end.start():
+        topics = [i for i in range(1, len(out)) if spans[i][1] <= first_end.start() + 1]
+        if topics and all(out[i].outcome == "leftover" and _HEADING_ITEM.match(out[i].text.strip().rstrip(".")) for i in topics) \
+                and any(re.match(r"(?:and\s+)?(?:their|its)\s", out[i].text.strip()) for i in topics):
+            for i in topics:  # "..., their sources, and categories.": every topic a bare noun, one of them "their ..."
+                out[i] = Fragment(out[i].text, "context", "heading: the opening sentence names what the claim goes on to list")
     return out
 
 

@@ -65,7 +65,9 @@ def _subject_re() -> str:
     nouns = _alternation(list(_mapping("parts")) + _words("not_parts") + _words("base_parts"))
     one = (rf"(?:the\s+|all\s+|its\s+)?(?:pre-?trained\s+|original\s+|whole\s+|entire\s+)?"
            rf"(?:{_MODEL_MODIFIER}(?:{nouns}){_PART_SUFFIX}|{_IDENT}|{_BASE_SYMBOL}|{_SYMBOL})(?![\w'])")
-    return rf"(?P<subjects>{one}{_DIMS}(?:\s*(?:,\s*(?:and\s+)?|\band\b|&|/)\s*{one}{_DIMS})*)"
+    # "the A and B matrices are trainable": a plural noun after symbols names what they are, not another part
+    symbols_noun = r"(?:\s+(?:matrix|matrices|tensors?|vectors?)(?![\w']))?"
+    return rf"(?P<subjects>{one}{_DIMS}(?:\s*(?:,\s*(?:and\s+)?|\band\b|&|/)\s*{one}{_DIMS})*){symbols_noun}"
 
 
 def _split_subjects(text: str) -> list[str]:
@@ -164,6 +166,8 @@ def _statements() -> tuple[tuple[str, re.Pattern], ...]:
         ("frozen", rf"{lead}{subjects}{be}\s+(?:kept\s+)?frozen{qualifier}\s*$"),
         ("frozen", rf"{lead}(?:freeze|freezes|freezing)\s+{subjects}{qualifier}\s*$"),
         ("frozen", rf"{lead}{subjects}{be}\s+(?:kept\s+|held\s+)?fixed\s+(?:{fixed})\s*$" if fixed else r"(?!)"),
+        # "B and A are fixed matrices": a matrix held fixed is not trained ("a_1 and a_2 are fixed" is a constant)
+        ("frozen", rf"{lead}{subjects}\s+(?:is|are)\s+(?:kept\s+)?fixed\s+(?:\(?(?:non-?trainable|frozen)\)?\s+)?(?:matrix|matrices|weights|tensors|projections?|parameters)(?:\s*\([^()]*\))?{qualifier}\s*$"),
         ("frozen", rf"{lead}{subjects}\s+(?:is|are)\s+not\s+(?:trained|updated|fine-?tuned){qualifier}\s*$"),
         ("frozen", rf"{lead}(?:(?:uses?|keeps?|on|over)\s+)?(?:an?\s+|the\s+)?frozen\s+{subjects}{qualifier}\s*$"),
         ("only-trained", rf"^(?:(?:and|while|whereas)\s+)?(?:only|solely)\s+{subjects}\s+(?:is|are)\s+(?:trained|updated|learned|tuned|fine-?tuned|optimi[sz]ed|trainable|learnable){qualifier}\s*$"),
@@ -171,6 +175,8 @@ def _statements() -> tuple[tuple[str, re.Pattern], ...]:
         ("only-trained", rf"{lead}{subjects}(?:\s+(?:is|are))?\s+(?:the\s+)?(?:sole|only)\s+(?:trainable|learnable|trained)(?:\s+(?:parameters?|matrix|matrices|part|weights?))?{qualifier}\s*$"),
         ("only-trained", rf"^(?:(?:we|it|[A-Z][\w-]*(?:\s+[a-z][\w-]*){{0,2}})\s+)?(?:trains?|tunes?|fine-?tunes?|updates?|optimi[sz]es?|learns?)\s+(?:only|solely)\s+{subjects}{qualifier}\s*$"),  # "Prompt tuning fine-tunes only ..."
         ("trained", rf"{lead}{subjects}\s*\((?:trainable|learnable)\)\s*$"),
+        # "A learnable class token x_0^{(cls)} is prepended": a part added to the model as a learned parameter
+        ("trained", rf"^(?:(?:and|with|then)\s+)?(?:an?\s+|the\s+)?(?:learnable|trainable|learned)\s+{subjects}(?:\s+[^\s,;]*[_^][^\s,;]*)?\s+(?:is|are)\s+(?:prepended|appended|added|inserted|concatenated|introduced)\b[^,;]*$"),
         ("trained", rf"{lead}{subjects}\s+(?:(?:is|are)\s+)?(?:both\s+|all\s+)?(?:trained|updated|learned|tuned|fine-?tuned|trainable|learnable){qualifier}\s*$"),
     ]
     return tuple((kind, re.compile(regex, re.IGNORECASE)) for kind, regex in forms)
@@ -184,6 +190,18 @@ def _placement_re() -> re.Pattern | None:
 
 # "MegaVid v2.1 initialization", "SD 2.1 weights": a project's release, by name and version
 _RELEASE_INIT = re.compile(r"^(?P<name>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,2}\s+v?\d+(?:\.\d+)*)\s+(?:initiali[sz]ation|init|weights|checkpoint)$")
+
+
+@functools.cache
+def _release_projects() -> frozenset[str]:
+    return frozenset(str(p).lower() for p in rules.load("claim_protocol.yaml").get("models", {}).get("releases") or [])
+
+
+def _known_release(name: str) -> bool:
+    """A project whose releases the model rule's table spells out: "Open-Sora v1.0", not an unknown "MegaVid v2.1"."""
+    return re.sub(r"\s+v?\d+(?:\.\d+)*$", "", name).lower() in _release_projects()
+
+
 _INIT_FROM = re.compile(r"\binitiali[sz]ed\s+(?:from|by\s+copying|with\s+the\s+weights\s+of)\s+(?!(?:N|U|TN|Normal|Uniform|Gaussian)\s*\()", re.IGNORECASE)
 
 
@@ -242,8 +260,12 @@ def read(text: str, claim: str = "", aliases: dict[str, list[str]] | None = None
     if _INIT_FROM.search(body):
         return MethodFacts([], "initialised from another tensor or model: no init scheme to check")
     if (release := _RELEASE_INIT.match(body)) is not None:
-        return MethodFacts([], f"initialised from a release named by project and version ({release.group('name')}): the "
-                               "model rule matches hub ids, API ids and weight-file names, not a release name")
+        name = release.group("name")
+        if _known_release(name):
+            return MethodFacts([ProtocolCheck(rule="model", expect=name)])
+        return MethodFacts([], f"initialised from a release named by project and version ({name}): the model rule "
+                               "knows the weights files and hub ids of the releases of rules/claim_protocol.yaml's "
+                               "`releases` only")
     placed = block_placement.covering(body, claim or body)  # "a single adapter placed after the MLP block"
     if placed is not None:
         if describes_variant(claim) or _variant_heading(claim):
@@ -605,8 +627,8 @@ def find_kind_training(claim: str) -> list[KindTraining]:
         named = [kinds[k] for k in keys if k in kinds]
         rest = [i for i, k in zip(items, keys) if k not in kinds]
         window = claim[max(0, combined.start() - 80) : combined.end() + 20]
-        if not named or "=" in window or not re.search(r"\b(?:tun\w*|train\w*|learnable|fine-?tun\w*|updat\w*)", window, re.IGNORECASE):
-            continue  # "Wx + bias": a sum in a formula, not what is tuned
+        if not named or ("=" in window and rest) or not re.search(r"\b(?:tun\w*|train\w*|learnable|fine-?tun\w*|updat\w*)", window, re.IGNORECASE):
+            continue  # "Wx + bias": a sum in a formula, not what is tuned ("DiffFit = BitFit + LN-Tune" names only kinds)
         why = (f"{', '.join(repr(r) for r in rest)}: no name the trainable rule can look for (only parameter kinds and "
                "named parts)") if rest else ""
         for kind in dict.fromkeys(named):
@@ -614,8 +636,11 @@ def find_kind_training(claim: str) -> list[KindTraining]:
     for match in [*tuning.finditer(claim), *verb.finditer(claim)]:
         if _COMPARED_BEFORE.search(re.split(r"[.;:]\s", claim[: match.start()])[-1]):
             continue  # "outperforms LN tuning", "unlike bias tuning": another method, named to compare
-        if re.search(r"\+|\bplus\b|\band\s+(?:the\s+)?[\w-]+\s+(?:tuning|scaling)", claim[max(0, match.start() - 12) : match.end() + 20]):
-            continue  # "bias + LN tuning + scale factors": one part of a combined method, not the kind alone
+        if re.search(r"\+|\bplus\b", claim[max(0, match.start() - 12) : match.end() + 20]):
+            continue  # "bias + LN tuning + scale factors": one part of a combined method, typed above
+        # "combined with BitFit and LayerNorm tuning": the kind trains beside another part, not alone
+        beside = bool(re.search(r"\b(?:and|with|combined\s+with|together\s+with)\s+(?:\S+\s+){0,6}$", claim[max(0, match.start() - 60) : match.start()])
+                      or re.match(r"[^.;]{0,40}?\b(?:and|with|combined\s+with)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:tuning|scaling|\()", claim[match.end():]))
         kind = kinds[re.sub(r"\s+", " ", match.group("kind").lower())]
         end = match.end()
         if "where" in match.groupdict() and match.group("where"):
@@ -624,7 +649,7 @@ def find_kind_training(claim: str) -> list[KindTraining]:
                 if re.search(r"[\d=:()]", item) or len(item.split()) > 4 or _NOT_A_PLACE.match(item):
                     break
                 end = claim.index(item, end) + len(item)
-        only = counted or bool(match.groupdict().get("only")) or bool(_ONLY_AFTER.match(claim, match.end()))
+        only = not beside and (counted or bool(match.groupdict().get("only")) or bool(_ONLY_AFTER.match(claim, match.end())))
         check = ProtocolCheck(rule="trainable", name=kind, **({"only": True, "besides": [_KIND_HEAD]} if only else {}))
         if all(k.check != check or k.span != (match.start(), end) for k in out):
             out.append(KindTraining(check, (match.start(), end)))  # the builder keeps one check; each span is typed

@@ -36,6 +36,7 @@ NUMBER_RE = re.compile(
     """,
     re.VERBOSE,
 )
+_TIMES_A_SYMBOL = re.compile(r"\s*[/*]\s*(?:sqrt\b|√|\\sqrt|\\frac|\((?!\s*\d+(?:\.\d+)?\s*\))|[A-Za-zα-ωΑ-Ω](?:_|(?![A-Za-z0-9])))")
 _POW10_RE = re.compile(r"(?<![\w.])10\s*(?:\^|\*\*)\s*\{?(?P<p>[-+−]?\d+)\}?|(?<![\w.])10(?P<sp>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
 
 
@@ -162,6 +163,11 @@ def _scientific(match: re.Match) -> str:
     return f"{match.group('m')}e{_exponent(match)}"
 
 
+def times_a_symbol(text: str) -> bool:
+    """A number in ``text`` is a factor of an expression in symbols ("1/sqrt(d_k)", "4*d")."""
+    return any(_TIMES_A_SYMBOL.match(text, m.end()) for m in NUMBER_RE.finditer(text))
+
+
 def find_numbers(text: str) -> list[Quantity]:
     """Every number in ``text`` in reading order, with its unit word (``150K steps`` -> unit ``steps``)."""
     out: list[Quantity] = []
@@ -177,6 +183,8 @@ def find_numbers(text: str) -> list[Quantity]:
         if match.group("suf") and match.group("suf") in "KMB" and not match.group("e") and "." not in match.group("m") \
                 and _STRUCTURE_AFTER.match(text, match.end()):
             continue  # "8M weight matrices": 8 times a symbol M, not eight million
+        if _TIMES_A_SYMBOL.match(text, match.end()):
+            continue  # "1/sqrt(d_k)", "4*d", "1/(2σ²)": a factor of an expression in symbols, not a value
         value = _from_match(match)
         if value is None:
             continue

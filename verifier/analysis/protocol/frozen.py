@@ -146,7 +146,7 @@ def _name_filtered_freeze(loop: ast.For | ast.AsyncFor, key: str) -> bool:
     return any(isinstance(stmt, ast.If) for stmt in loop.body) and freezes(loop.body, True)
 
 
-def _name_test(test: ast.AST, var: str) -> tuple[list[str] | None, bool]:
+def _name_test(test: ast.AST, var: str, constants: dict[str, list[str]] | None = None) -> tuple[list[str] | None, bool]:
     """The strings a test on the parameter name ``var`` looks for (``"head" in n``, ``n.startswith(("a", "b"))``)
     and whether it is negated (``not in``); (None, False) when it is no such test or they are not literals."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Name) \
@@ -155,7 +155,50 @@ def _name_test(test: ast.AST, var: str) -> tuple[list[str] | None, bool]:
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and isinstance(test.func.value, ast.Name) \
             and test.func.value.id == var and test.func.attr in ("startswith", "endswith") and test.args:
         return _strings(test.args[0]), False
+    if (words := any_of_words(test, var, constants)) is not None:
+        return words
     return None, False
+
+
+def any_of_words(test: ast.AST, var: str | None, constants: dict[str, list[str]] | None = None
+                 ) -> tuple[list[str] | None, bool] | None:
+    """``any(k in n for k in ("bias", "norm"))`` -> (["bias", "norm"], False); ``all(k not in n for k in ...)`` ->
+    (the words, True); None for another test. ``var`` None: a test on any name. The words may be a module-level
+    tuple of strings (``TUNED = ("bias", "norm")``) when ``constants`` holds the module's."""
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("any", "all")
+            and len(test.args) == 1 and isinstance(test.args[0], ast.GeneratorExp)):
+        return None
+    gen = test.args[0]
+    if len(gen.generators) != 1 or not isinstance(gen.generators[0].target, ast.Name) or gen.generators[0].ifs:
+        return None
+    item, elt = gen.generators[0].target.id, gen.elt
+    source = gen.generators[0].iter
+    words = _strings(source)
+    if words is None and isinstance(source, ast.Name) and constants:
+        words = constants.get(source.id)
+    if isinstance(elt, ast.Compare) and len(elt.ops) == 1 and isinstance(elt.left, ast.Name) and elt.left.id == item \
+            and isinstance(elt.comparators[0], ast.Name) and (var is None or elt.comparators[0].id == var):
+        negated = isinstance(elt.ops[0], ast.NotIn)
+        if isinstance(elt.ops[0], ast.In) and test.func.id == "any" or negated and test.func.id == "all":
+            return words, negated
+    if isinstance(elt, ast.Call) and isinstance(elt.func, ast.Attribute) and elt.func.attr in ("startswith", "endswith") \
+            and isinstance(elt.func.value, ast.Name) and (var is None or elt.func.value.id == var) and elt.args \
+            and isinstance(elt.args[0], ast.Name) and elt.args[0].id == item and test.func.id == "any":
+        return words, False
+    return None
+
+
+def string_constants(tree: ast.Module) -> dict[str, list[str]]:
+    """Module-level names bound once to a string or a tuple/list of strings (``TUNED = ("bias", "norm")``)."""
+    bound: dict[str, list[list[str] | None]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(_strings(stmt.value))
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            bound.setdefault(stmt.target.id, []).append(_strings(stmt.value))
+    return {name: values[0] for name, values in bound.items() if len(values) == 1 and values[0] is not None}
 
 
 def _strings(node: ast.AST) -> list[str] | None:

@@ -8,8 +8,9 @@ a list the code iterates or a parameter of the repo function making the call. A 
 mention, never a use.
 
 Names compare on word pieces with the organisation prefix, case and separators ignored and sizes kept
-("Llama-3.2 3B" = ``meta-llama/Llama-3.2-3B``, not ``Llama-3.2-1B`` nor ``Llama-3.2-3B-Instruct``), through the
-alias table of rules/protocol/model.yaml ("ViT-B/16" = ``vit_base_patch16_224``).
+("Llama-3.2 3B" = ``meta-llama/Llama-3.2-3B``, not ``Llama-3.2-1B`` nor ``Llama-3.2-3B-Instruct``; release tags by
+their numbers: ``v1.0`` = ``v1``, not ``v1.2``), through the alias table of rules/protocol/model.yaml ("ViT-B/16" =
+``vit_base_patch16_224``, "Open-Sora v1.0" = ``OpenSora-v1-HQ-16x512x512``).
 """
 
 from __future__ import annotations
@@ -105,6 +106,22 @@ def _version(extra: list[str]) -> bool:
     return len(extra) >= 2 and extra[0] == "v" and all(p.isdigit() for p in extra[1:])
 
 
+def _same_release(e: list[str], f: list[str]) -> bool | None:
+    """Both end in a release tag (``v``, then numbers) after the same name: whether the tags are the same release
+    (``v1.0`` is ``v1``); None when they do not."""
+    if "v" not in e or "v" not in f:
+        return None
+    i, j = len(e) - 1 - e[::-1].index("v"), len(f) - 1 - f[::-1].index("v")
+    tail_e, tail_f = e[i + 1 :], f[j + 1 :]
+    if not (e[:i] == f[:j] and e[:i] and tail_e and tail_f and all(p.isdigit() for p in tail_e + tail_f)):
+        return None
+    numbers = [[int(p) for p in tail] for tail in (tail_e, tail_f)]
+    for tag in numbers:
+        while len(tag) > 1 and tag[-1] == 0:
+            tag.pop()
+    return numbers[0] == numbers[1]
+
+
 def _undated(ps: list[str]) -> list[str]:
     for cut in (1, 3):
         if len(ps) > cut and _dated(ps[-cut:]):
@@ -166,6 +183,8 @@ def relation(expect: str, found: str) -> str | None:
         if not any(_is_size(p) for p in e_plain) and extra and all(_is_size(p) for p in extra):
             return "same"
     e_core, f_core = _undated(e_plain), _undated(f_plain)
+    if (release := _same_release(e_core, f_core)) is not None:  # Open-Sora v1.2 for v1.0: another release
+        return "same" if release else "variant"
     if e_core == f_core:
         return "variant"  # another snapshot, or an unpinned alias of a pinned id
     shorter, longer = sorted((e_core, f_core), key=len)

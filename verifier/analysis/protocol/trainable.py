@@ -101,6 +101,7 @@ def _evaluate(raw: str, ctx, scope: str | None, only: bool, besides: list[str] =
     enables = [e for e in enables if node_in_scope(scope, e[0], e[1])]
     barriers = [(v, n, why) for v in views for n, why in frozen._barriers(ctx, v, key)
                 if why not in _FORWARD and node_in_scope(scope, v, n)]
+    barriers += [(v, n, why) for v in views for n, why in _filtered_out(ctx, v, key) if node_in_scope(scope, v, n)]
     blocking = [b for b in barriers if b[2] in _HARD or not enables]
     if blocking:
         v, n, why = blocking[0]
@@ -147,6 +148,9 @@ def _evaluate(raw: str, ctx, scope: str | None, only: bool, besides: list[str] =
                                           [evidence(ctx, fv.path, fnode, "rule", note="requires_grad off over the model")])
     ev = [evidence(ctx, v.path, call, "rule", note="the optimizer that updates it")]
     ev += [evidence(ctx, ev_v.path, n, "rule", note=why) for ev_v, n, why in enables[:2]]
+    if any(k in _SCALE_KEYS for k in _keys(key)):  # where the learned scales are declared
+        ev += [evidence(ctx, dv.path, node, "rule", note="a learned scale it declares")
+               for dv in views if (node := _declared_scales(ctx, dv)) is not None][:1]
     if not only:
         return CheckResult.passed(KIND, f"`{raw}` reaches the optimizer at {v.path}:{call.lineno}", sorted_evidence(ev))
     others = [(ov, g) for ov, _, gs in training for g in gs if reaches(g) is False or (g.kind == "part" and not g.exclusive)]
@@ -193,6 +197,15 @@ _NORM_NAME = re.compile(
 _NORM_CLASS = re.compile(r"\w*Norm(?:\d[dD])?")  # nn.LayerNorm, nn.GroupNorm, nn.BatchNorm2d, RMSNorm, LlamaRMSNorm
 
 
+# "feature scaling", "scale factors" (DiffFit's gamma, SSF's ssf_scale, LayerScale's gamma, (IA)^3's rescaling
+# vectors): learned per-channel scales. An attention's `self.scale = head_dim ** -0.5` is a float, not one, so
+# the kind occurs only where such a name is declared a parameter (nn.Parameter, register_parameter, flax param).
+_SCALE_KEYS = frozenset({"featurescale", "featurescales", "featurescaling", "learnedscale", "learnedscales"})
+_SCALE_NAME = re.compile(r"(?:ssf|ia3|difffit|diff|layer|ls|feature|feat|learnable|channel)?"
+                         r"(?:scale|scales|scaling|gamma)(?:\d+|attn|mlp|ffn|[a-z]?\d*)?|ia3\w*")
+_PARAMETER_MAKERS = frozenset({"Parameter", "register_parameter", "param", "get_parameter"})
+
+
 def _keys(key: str) -> list[str]:
     """The parts a key stands for: ``norm|head`` is the union `only` is over when ``besides`` names the head."""
     return key.split("|")
@@ -202,26 +215,56 @@ def _is_norm_kind(key: str) -> bool:
     return key in _NORM_KEYS
 
 
+def _kind_names(key: str) -> re.Pattern | None:
+    """The names of a parameter kind's parameters (norm layers, learned scales); None for a named part."""
+    return _NORM_NAME if key in _NORM_KEYS else _SCALE_NAME if key in _SCALE_KEYS else None
+
+
 def _same(name: str, key: str) -> bool:
-    """``frozen._same``, and for the norm kind any normalisation layer's attribute (``norm1``, ``ln_2``)."""
-    return any(bool(_NORM_NAME.fullmatch(norm(name))) if _is_norm_kind(k) else frozen._same(name, k) for k in _keys(key))
+    """``frozen._same``, and for a kind any parameter of it (``norm1``, ``ln_2``; ``gamma1``, ``ssf_scale_1``)."""
+    return any(bool(names.fullmatch(norm(name))) if (names := _kind_names(k)) else frozen._same(name, k) for k in _keys(key))
 
 
 def _selects(word: str, key: str) -> bool:
-    """``frozen._part_of``; for the norm kind a filter word naming a normalisation layer ("norm", "ln_", ".norm1")."""
+    """``frozen._part_of``; for a kind a filter word naming one of its parameters ("norm", "ln_", ".norm1", "gamma")."""
     for k in _keys(key):
-        if _is_norm_kind(k):
-            if any(_NORM_NAME.fullmatch(norm(piece)) for piece in word.split(".") if norm(piece)):
+        if names := _kind_names(k):
+            if any(names.fullmatch(norm(p)) for piece in word.split(".") for p in (piece, piece.strip("_")) if norm(p)):
                 return True
         elif frozen._part_of(word, k):
             return True
     return False
 
 
+def _declared_scales(ctx, view: FileView) -> ast.AST | None:
+    """The file's first declaration of a learned scale: ``self.gamma = nn.Parameter(...)``,
+    ``register_parameter("ssf_scale", ...)``, flax ``self.param("scale", ...)``; None when it has none."""
+    def declared() -> ast.AST | None:
+        found = []
+        for node in nodes_of(ctx, view, (ast.Assign, ast.AnnAssign, ast.Call)):
+            if isinstance(node, ast.Call):
+                leaf = (dotted(node.func) or "").rsplit(".", 1)[-1]
+                if leaf in _PARAMETER_MAKERS and node.args and isinstance(node.args[0], ast.Constant) and \
+                        isinstance(node.args[0].value, str) and _SCALE_NAME.fullmatch(norm(node.args[0].value)):
+                    found.append(node)
+                continue
+            value = node.value
+            if not (isinstance(value, ast.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] in _PARAMETER_MAKERS):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+                if name and _SCALE_NAME.fullmatch(norm(name)):
+                    found.append(node)
+        return min(found, key=lambda n: (n.lineno, n.col_offset)) if found else None
+
+    return ctx.memo(f"protocol.trainable.declared_scales:{view.path}", declared)
+
+
 def _mentions(node: ast.AST, key: str) -> bool:
     if "|" in key:
         return any(_mentions(node, k) for k in _keys(key))
-    if not _is_norm_kind(key):
+    if not _kind_names(key):
         return frozen._mentions(node, key)
     for n in ast.walk(node):
         if isinstance(n, (ast.Name, ast.Attribute)) and _same(n.id if isinstance(n, ast.Name) else n.attr, key):
@@ -344,6 +387,8 @@ def _occurs(ctx, view: FileView, key: str) -> bool:
     filter on it (``"bias" in name``, ``name.endswith(".bias")``)? From the file's nodes by type, no walk."""
     if "|" in key:
         return any(_occurs(ctx, view, k) for k in _keys(key))
+    if key in _SCALE_KEYS:
+        return _declared_scales(ctx, view) is not None  # a float `self.scale` (attention) is no learned scale
     if key.rstrip("s") in _name_forms(ctx, view):  # _same(name, key) for some name or attribute
         return True
     if _is_norm_kind(key) and any(_NORM_NAME.fullmatch(form) or _NORM_NAME.fullmatch(form + "s") for form in _name_forms(ctx, view)):
@@ -356,6 +401,9 @@ def _occurs(ctx, view: FileView, key: str) -> bool:
     for node in nodes_of(ctx, view, (ast.Call,)):
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("startswith", "endswith") \
                 and node.args and any(_selects(w, key) for w in frozen._strings(node.args[0]) or []):
+            return True
+        found = frozen.any_of_words(node, None, _constants(ctx, view))  # any(k in name for k in ("bias", "norm"))
+        if found and any(_selects(w, key) for w in found[0] or []):
             return True
     return False
 
@@ -380,7 +428,7 @@ def _chains(ctx, views: list[FileView], key: str) -> set[str]:
             elif isinstance(node, (ast.For, ast.comprehension)):
                 owner = _named_parameters_owner(node.iter)
                 tests = node.ifs if isinstance(node, ast.comprehension) else node.body
-                if owner and any(_mentions_key_word(t, key) for t in tests):
+                if owner and any(_mentions_key_word(t, key, _constants(ctx, view)) for t in tests):
                     out.add(owner)
         for _switch, owner, classes, _loop in _module_type_loops(ctx, view):
             if _of_kind(classes, key) is not False:
@@ -402,39 +450,47 @@ def _named_parameters_owner(call: ast.AST) -> str | None:
     return None
 
 
-def _mentions_key_word(test: ast.AST, key: str) -> bool:
-    return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and _selects(n.value, key) for n in ast.walk(test))
+def _mentions_key_word(test: ast.AST, key: str, constants: dict[str, list[str]] | None = None) -> bool:
+    """A string in the test selects the part, written there or in a module-level tuple it names (``TUNED``)."""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and _selects(n.value, key):
+            return True
+        if constants and isinstance(n, ast.Name) and any(_selects(w, key) for w in constants.get(n.id, ())):
+            return True
+    return False
 
 
 # ----- name tests, three-valued: does the test hold for the part's parameters, for every other one? ----------
-def _holds(test: ast.AST, var: str, key: str, for_key: bool) -> bool | None:
+def _holds(test: ast.AST, var: str, key: str, for_key: bool, constants: dict[str, list[str]] | None = None) -> bool | None:
     """Whether ``test`` holds for a parameter named like ``key`` (``for_key``) or for any other parameter; None
     when the test is not one on the name or its value for other parameters depends on their names."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _holds(test.operand, var, key, for_key)
+        inner = _holds(test.operand, var, key, for_key, constants)
         return None if inner is None else not inner
     if isinstance(test, ast.BoolOp):
-        parts = [_holds(v, var, key, for_key) for v in test.values]
+        parts = [_holds(v, var, key, for_key, constants) for v in test.values]
         if isinstance(test.op, ast.And):
             return False if False in parts else None if None in parts else True
         return True if True in parts else None if None in parts else False
-    words, negate = frozen._name_test(test, var)
+    words, negate = frozen._name_test(test, var, constants)
     if not words:
         return None
     if for_key:
         hit: bool | None = any(_selects(w, key) for w in words)
     else:  # another parameter may carry any word but one at least as specific as the part's own name
-        hit = False if all(any(k in norm(w) or (_is_norm_kind(k) and _selects(w, k)) for k in _keys(key)) for w in words) else None
+        hit = False if all(any(k in norm(w) or (_kind_names(k) is not None and _selects(w, k)) for k in _keys(key)) for w in words) else None
     return None if hit is None else (not hit if negate else hit)
 
 
-def _grad_flags(loop: ast.For, var: str, key: str, for_key: bool) -> Iterator[tuple[ast.AST, bool | None]]:
-    """The requires_grad values a named_parameters() loop sets for the part's (or the other) parameters."""
+def _grad_flags(loop: ast.For, var: str, key: str, for_key: bool,
+                constants: dict[str, list[str]] | None = None) -> Iterator[tuple[ast.AST, bool | None]]:
+    """The requires_grad values a named_parameters() loop sets for the part's (or the other) parameters
+    (``constants``: the module's string tuples a filter may name)."""
 
     def walk(body: list[ast.stmt], holds: bool | None) -> Iterator[tuple[ast.AST, bool | None]]:
         for stmt in body:
             if isinstance(stmt, ast.If):
-                verdict = _holds(stmt.test, var, key, for_key)
+                verdict = _holds(stmt.test, var, key, for_key, constants)
                 if verdict is None:
                     yield from ((n, None) for n, _ in walk(stmt.body, True))
                     yield from ((n, None) for n, _ in walk(stmt.orelse, True))
@@ -448,7 +504,7 @@ def _grad_flags(loop: ast.For, var: str, key: str, for_key: bool) -> Iterator[tu
                 if isinstance(value, ast.Constant) and isinstance(value.value, bool):
                     yield stmt, value.value
                 else:
-                    yield stmt, _holds(value, var, key, for_key)  # p.requires_grad = "bias" in n
+                    yield stmt, _holds(value, var, key, for_key, constants)  # p.requires_grad = "bias" in n
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (dotted(stmt.value.func) or "").endswith("requires_grad_"):
                 args = stmt.value.args
                 if not args:
@@ -456,9 +512,14 @@ def _grad_flags(loop: ast.For, var: str, key: str, for_key: bool) -> Iterator[tu
                 elif isinstance(args[0], ast.Constant) and isinstance(args[0].value, bool):
                     yield stmt, args[0].value
                 else:
-                    yield stmt, _holds(args[0], var, key, for_key)
+                    yield stmt, _holds(args[0], var, key, for_key, constants)
 
     yield from walk(loop.body, True)
+
+
+def _constants(ctx, view: FileView) -> dict[str, list[str]]:
+    """The file's module-level string tuples (``TUNED = ("bias", "norm")``), for name filters that loop over one."""
+    return ctx.memo(f"protocol.trainable.constants:{view.path}", lambda: frozen.string_constants(view.tree))
 
 
 def _name_loops(ctx, view: FileView) -> tuple[tuple[ast.For, str, str], ...]:
@@ -469,13 +530,25 @@ def _name_loops(ctx, view: FileView) -> tuple[tuple[ast.For, str, str], ...]:
         and isinstance(node.target, ast.Tuple) and node.target.elts and isinstance(node.target.elts[0], ast.Name)))
 
 
+def _filtered_out(ctx, view: FileView, key: str) -> Iterator[tuple[ast.AST, str]]:
+    """named_parameters() loops whose name filter switches other parameters on and the part's off
+    (``p.requires_grad = "bias" in n`` for the norm kind)."""
+    constants = _constants(ctx, view)
+    for loop, var, _owner in _name_loops(ctx, view):
+        mine = [v for _, v in _grad_flags(loop, var, key, for_key=True, constants=constants)]
+        if mine and all(v is False for v in mine) and any(
+                v is not False for _, v in _grad_flags(loop, var, key, for_key=False, constants=constants)):
+            yield loop, "its name filter switches requires_grad on for other parameters, not for it"
+
+
 def _filters_freezing_others(ctx, view: FileView, key: str, owners: list[str]) -> Iterator[ast.AST]:
     """named_parameters() loops that switch off every parameter but the part's and leave the part on."""
     for loop, var, owner in _name_loops(ctx, view):
         if owners and not any(_prefix(owner, o) for o in owners):
             continue
-        other = [v for _, v in _grad_flags(loop, var, key, for_key=False)]
-        mine = [v for _, v in _grad_flags(loop, var, key, for_key=True)]
+        constants = _constants(ctx, view)
+        other = [v for _, v in _grad_flags(loop, var, key, for_key=False, constants=constants)]
+        mine = [v for _, v in _grad_flags(loop, var, key, for_key=True, constants=constants)]
         if other and all(v is False for v in other) and all(v is True for v in mine):
             yield loop
 
@@ -504,7 +577,7 @@ def _enables(ctx, view: FileView, key: str) -> Iterator[tuple[ast.AST, str]]:
                     yield node, "requires_grad = True over its parameters"
                     break
     for loop, var, _owner in _name_loops(ctx, view):
-        if any(v is True for _, v in _grad_flags(loop, var, key, for_key=True)):
+        if any(v is True for _, v in _grad_flags(loop, var, key, for_key=True, constants=_constants(ctx, view))):
             yield loop, "requires_grad on for the parameters whose names it selects"
     for switch, _owner, classes, _loop in _module_type_loops(ctx, view):
         if _of_kind(classes, key) is not False:  # (nn.LayerNorm, nn.Linear): the norms are on, and more (`only`'s business)
@@ -533,14 +606,14 @@ def _enables_others(ctx, view: FileView, key: str, owners: list[str]) -> Iterato
     for loop, var, owner in _name_loops(ctx, view):
         if not any(_prefix(owner, o) for o in owners):
             continue
-        for stmt, value in _grad_flags(loop, var, key, for_key=False):
+        for stmt, value in _grad_flags(loop, var, key, for_key=False, constants=_constants(ctx, view)):
             if value is True:
                 yield stmt, "requires_grad on for other parameters"
                 break
         else:
             words = {n.value for n in ast.walk(loop) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
             for word in sorted(w for w in words if norm(w) and not _selects(w, key)):
-                hit = next((s for s, v in _grad_flags(loop, var, norm(word), for_key=True) if v is True), None)
+                hit = next((s for s, v in _grad_flags(loop, var, norm(word), for_key=True, constants=_constants(ctx, view)) if v is True), None)
                 if hit is not None:
                     yield hit, f"requires_grad on for the parameters named {word!r}"
                     break
@@ -658,6 +731,11 @@ def _groups(node: ast.AST, view: FileView, at: ast.AST, key: str, depth: int) ->
         elif leaf in ("list", "tuple", "chain", "filter") and node.args:
             for arg in node.args[1:] if leaf == "filter" else node.args:
                 yield from _groups(arg, view, at, key, depth + 1)
+        elif isinstance(func, ast.Name) and (returned := _returned_parameters(node, view)) is not None:
+            value, renames = returned  # Adam(tuned_parameters(model)): what the helper returns, in the caller's names
+            for group in _groups(value, view, value, key, depth + 1):
+                head, dot, rest = group.owner.partition(".")
+                yield dataclasses.replace(group, owner=renames[head] + dot + rest) if group.kind == "all" and head in renames else group
         else:
             yield Group("unknown", node)
     elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
@@ -680,7 +758,8 @@ def _groups(node: ast.AST, view: FileView, at: ast.AST, key: str, depth: int) ->
         name_tests = [t for t in gen.ifs if var and "requires_grad" not in ast.unparse(t)]
         if owner and var and name_tests:
             test = name_tests[0] if len(name_tests) == 1 else ast.BoolOp(op=ast.And(), values=name_tests)
-            mine, other = _holds(test, var, key, True), _holds(test, var, key, False)
+            constants = frozen.string_constants(view.tree) if any(isinstance(n, ast.Name) and n.id != var for n in ast.walk(test)) else None
+            mine, other = _holds(test, var, key, True, constants), _holds(test, var, key, False, constants)
             if mine is True:
                 yield Group("part", node, exclusive=other is False)
             elif mine is False:
@@ -696,6 +775,20 @@ def _groups(node: ast.AST, view: FileView, at: ast.AST, key: str, depth: int) ->
         yield Group("part", node) if _same(node.attr, key) else Group("unknown", node)
     else:
         yield Group("unknown", node)
+
+
+def _returned_parameters(call: ast.Call, view: FileView) -> tuple[ast.AST, dict[str, str]] | None:
+    """A module-level function of the file called with positional arguments that returns one expression: (that
+    expression, its parameters -> the caller's dotted arguments); None otherwise."""
+    fn = view.functions.get(call.func.id) if isinstance(call.func, ast.Name) else None
+    if fn is None or call.keywords or not isinstance(fn.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    returns = [n for n in ast.walk(fn.node) if isinstance(n, ast.Return) and n.value is not None]
+    if len(returns) != 1:
+        return None
+    names = [a.arg for a in fn.node.args.args]
+    renames = {name: chain for name, arg in zip(names, call.args) if (chain := dotted(arg))}
+    return returns[0].value, renames
 
 
 def _assigned(name: str, view: FileView, at: ast.AST) -> ast.Assign | None:
