@@ -79,6 +79,7 @@ def test_find_numbers_reads_units_and_skips_exponents():
     ("temperature 1/τ and lr 3e-4", [3e-4]),
     ("batch size 32/device, 8*A100 GPUs", [32, 8]),  # a unit word and a GPU model are no symbols
     ("ratio 1/3", [1 / 3]),
+    ("a 1× schedule of 90K iterations", [90_000]),  # the schedule's name, not a value
 ])
 def test_a_number_times_a_symbol_is_not_a_value(text, values):
     assert [q.value for q in find_numbers(text)] == values

@@ -126,3 +126,17 @@ def test_the_penalty_weight_is_read_where_the_repo_sets_it(tmp_path, weight, sta
     result = check_value(check, Context(index=indexed_repo(tmp_path, {"train.py": GP.format(weight=weight)}), spec=Spec()))
     assert result.status.value == status and result.score == (1.0 if status == "pass" else 0.25), result.message
     assert [(e.file, e.line) for e in result.evidence][:1] == [("train.py", 4)]
+
+
+def test_a_number_after_words_of_its_own_is_not_named_by_the_next_numbers_noun() -> None:
+    # "500 and 100 samples": both are sample counts; "input size 784 and 2 hidden layers": 784 is no layer count
+    assert dumps(compiled("with 500 and 100 samples", "D1")) == [
+        {"name": "num_samples", "expect": 500}, {"name": "num_samples", "expect": 100}]
+    result = compiled("MLP with input size 784 and 2 hidden layers", "D1")
+    assert dumps(result) == [{"name": "num_hidden_layers", "expect": 2}]
+    assert "784 with no parameter name" in result.leftover[0]
+
+
+def test_a_final_epsilon_is_the_exploration_epsilon() -> None:
+    assert dumps(compiled("epsilon-greedy exploration annealed to a final epsilon of 0.1", "D1")) == [
+        {"name": "exploration_epsilon", "expect": 0.1}]

@@ -2083,6 +2083,10 @@ _DURATION_UNIT = re.compile(r"(?:\s*|-)(?:s|secs?|seconds?|ms|milliseconds?|mins
 _DURATION_NAME = re.compile(r"sec|second|duration|time|_ms$|_s$|interval|window|hop|win_|length_ms|period|delay|timeout", re.IGNORECASE)
 
 
+# Content words right before a number: it has a name of its own, even one the lexicon does not know
+_NAMED_BEFORE = re.compile(r"(?<![\w-])(?!(?:with|of|for|using|use|uses|the|a|an|to|on|at|by|from|in|into|between|is|are|be|set|and|or|than|about|around|approximately|roughly|over|under|up|both|each|every|only|just|all)\b)[a-z][a-z-]{2,}\s*[:=]?\s*$", re.IGNORECASE)
+
+
 def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[int], list[str]]:
     """Numbers named by a phrase before them ("batch size 256"), a unit after them ("150K steps"), or the
     label of a fragment that is only a number ("Batch size varies per task: 30 (CoLA)")."""
@@ -2305,9 +2309,9 @@ def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[i
         last_end = q.end
         if name is not None and _DURATION_UNIT.match(after if not q.unit else f" {q.unit}") and not _DURATION_NAME.search(name):
             name = None  # "a 3-second reference clip", "1 s clips": a length of time, not the clip range nor a class count
-        if name is None and re.match(r"\s*(?:and|or)\s+[-+]?\d", after):
-            pending.append(q)  # "500 and 100 samples": named with the number after it
-            continue
+        if name is None and re.match(r"\s*(?:and|or)\s+[-+]?\d", after) and not _NAMED_BEFORE.search(before):
+            pending.append(q)  # "500 and 100 samples": named with the number after it ("input size 784 and 2
+            continue  # hidden layers": a 784 after words of its own is not one of the layers)
         qualified = re.match(r"\s*(?P<q>[a-z]+)\s*(?:\+|and|or)\s*\d+\s+(?P<q2>[a-z]+)\s+[a-z]+s\b", after)
         if name is None and qualified and qualified.group("q") in _COUNT_QUALIFIERS and qualified.group("q2") in _COUNT_QUALIFIERS:
             pending_qualifier[id(q)] = _COUNT_QUALIFIERS[qualified.group("q")]

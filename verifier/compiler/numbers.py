@@ -36,6 +36,7 @@ NUMBER_RE = re.compile(
     """,
     re.VERBOSE,
 )
+_SCHEDULE_MULTIPLE = re.compile(r"\s*[x×]\s+(?:training\s+)?schedules?\b", re.IGNORECASE)
 _TIMES_A_SYMBOL = re.compile(r"\s*[/*]\s*(?:sqrt\b|√|\\sqrt|\\frac|\((?!\s*\d+(?:\.\d+)?\s*\))|[A-Za-zα-ωΑ-Ω](?:_|(?![A-Za-z0-9])))")
 _POW10_RE = re.compile(r"(?<![\w.])10\s*(?:\^|\*\*)\s*\{?(?P<p>[-+−]?\d+)\}?|(?<![\w.])10(?P<sp>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
 
@@ -183,6 +184,8 @@ def find_numbers(text: str) -> list[Quantity]:
         if match.group("suf") and match.group("suf") in "KMB" and not match.group("e") and "." not in match.group("m") \
                 and _STRUCTURE_AFTER.match(text, match.end()):
             continue  # "8M weight matrices": 8 times a symbol M, not eight million
+        if _SCHEDULE_MULTIPLE.match(text, match.end()):
+            continue  # "a 1× schedule of 90K iterations": the schedule's name, its length is the number after it
         if _TIMES_A_SYMBOL.match(text, match.end()):
             continue  # "1/sqrt(d_k)", "4*d", "1/(2σ²)": a factor of an expression in symbols, not a value
         value = _from_match(match)
