@@ -2084,7 +2084,11 @@ _DURATION_NAME = re.compile(r"sec|second|duration|time|_ms$|_s$|interval|window|
 
 
 # Content words right before a number: it has a name of its own, even one the lexicon does not know
-_NAMED_BEFORE = re.compile(r"(?<![\w-])(?!(?:with|of|for|using|use|uses|the|a|an|to|on|at|by|from|in|into|between|is|are|be|set|and|or|than|about|around|approximately|roughly|over|under|up|both|each|every|only|just|all)\b)[a-z][a-z-]{2,}\s*[:=]?\s*$", re.IGNORECASE)
+_NAMED_BEFORE = re.compile(
+    r"(?<![\w-])(?!(?:with|of|for|using|use|uses|the|a|an|to|on|at|by|from|in|into|between|is|are|be|set|and|or|than|about|"
+    r"around|approximately|roughly|over|under|up|both|each|every|only|just|all|has|have|had|contains?|containing|takes?|"
+    r"gives?|giving|yields?|yielding|trains?|trained|samples?|sampled|generates?|generated|collects?|collected|selects?|"
+    r"selected|keeps?|kept|draws?|drawn|runs?|uses?|used)\b)[a-z][a-z-]{2,}\s*[:=]?\s*$", re.IGNORECASE)
 
 
 def _compile_quantities(body: str, b: _Builder, label: str = "") -> tuple[list[int], list[str]]:

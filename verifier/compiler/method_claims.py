@@ -649,7 +649,8 @@ def find_kind_training(claim: str) -> list[KindTraining]:
                 if re.search(r"[\d=:()]", item) or len(item.split()) > 4 or _NOT_A_PLACE.match(item):
                     break
                 end = claim.index(item, end) + len(item)
-        only = not beside and (counted or bool(match.groupdict().get("only")) or bool(_ONLY_AFTER.match(claim, match.end())))
+        said_only = bool(match.groupdict().get("only")) or bool(_ONLY_AFTER.match(claim, match.end()))
+        only = said_only or (counted and not beside)  # a count of tunable params beside another part is theirs together
         check = ProtocolCheck(rule="trainable", name=kind, **({"only": True, "besides": [_KIND_HEAD]} if only else {}))
         if all(k.check != check or k.span != (match.start(), end) for k in out):
             out.append(KindTraining(check, (match.start(), end)))  # the builder keeps one check; each span is typed
