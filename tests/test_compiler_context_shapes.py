@@ -107,3 +107,15 @@ def test_one_symbol_standing_for_another_is_a_definition():
     assert fragments("With l_0 = L (maximum level)", "D2") == [
         ("With l_0 = L (maximum level)", "context", "definition: one symbol of the formulas stands for another, no value")]
     assert fragments("With l_0 = 3", "D2")[0][1] == "typed"  # a value is a setting
+
+
+@pytest.mark.parametrize("claim", ["trained on 50K and 10K images", "500 and 100 images"])
+def test_a_list_of_data_sizes_is_context_as_a_whole(claim):
+    # both numbers are the data's (not the first left out silently and the second read as a count to check)
+    result = compile_claim(SAU(id="p-D1-001", dimension="D1", claim=claim))
+    assert result.checks == [] and [f.outcome for f in result.fragments] == ["context"]
+
+
+def test_a_setting_before_a_data_size_keeps_its_value():
+    result = compile_claim(SAU(id="p-D1-001", dimension="D1", claim="batch size 64 and 1.2M images"))
+    assert [(c.name, c.expect) for c in result.checks] == [("minibatch_size", 64)]

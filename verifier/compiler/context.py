@@ -57,7 +57,9 @@ _PARAM_COUNT = re.compile(
     re.IGNORECASE,
 )
 _DATA_STAT = re.compile(
-    r"(?<![\w.,])(?<!=)(?<!=\s)(?P<count>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?)\s*[kKMB]?)\s+(?:\w+\s+){0,2}?(?:videos?|clips?|images?|captions?|trajectories|"
+    r"(?<![\w.,])(?<!=)(?<!=\s)(?P<count>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?)\s*[kKMB]?"
+    r"(?:\s*(?:,\s*and\s+|and\s+|or\s+|/\s*)(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?)\s*[kKMB]?)*)"  # "50K and 10K images": all of them
+    r"\s+(?:(?!\d)\w+\s+){0,2}?(?:videos?|clips?|images?|captions?|trajectories|"
     r"votes?|users?|documents?|sentences?|families|combinations|conversations?|annotations?|"
     r"subjects?|patients?|recordings?)\b|"
     r"(?<![\w.])(?P<extent>\d+(?:\.\d+)?\s*(?:km|m|hPa))\s+(?:altitude|height|depth|elevation)\b",
@@ -133,7 +135,25 @@ def mask(text: str) -> str:
     for regex in (_CITATION, _HARDWARE, _MEMORY, _TIME, _PARAM_COUNT, _RESULT_NUM):
         out = regex.sub(lambda m: "§" * len(m.group(0)), out)
     # a data size: only the number is blanked, the noun stays ("trajectories of length 4" still names the 4)
-    return _DATA_STAT.sub(lambda m: _blank_group(m, "count") if m.group("count") else "§" * len(m.group(0)), out)
+    return _DATA_STAT.sub(lambda m: _blank_data_size(m, out) if m.group("count") else "§" * len(m.group(0)), out)
+
+
+# Before "50K and 10K images" only words that introduce data keep the list whole; after a setting's name
+# ("batch size 64 and 1.2M images") the first number is the setting's
+_DATA_LEAD = re.compile(r"(?:^|[,;:(]\s*|\b(?:on|of|from|with|contains?|containing|has|have|over|across|totalling|total|and)\s+)$",
+                        re.IGNORECASE)
+
+
+def _blank_data_size(match: re.Match, text: str) -> str:
+    count = match.group("count")
+    joined = re.search(r"\s*(?:,\s*and\s+|and\s+|or\s+|/\s*)", count)
+    if joined and not _DATA_LEAD.search(text[max(0, match.start() - 40) : match.start()]):
+        keep = joined.end()  # "batch size 64 and 1.2M images": blank only the numbers after the setting's
+        whole = match.group(0)
+        start = match.start("count") - match.start() + keep
+        end = match.end("count") - match.start()
+        return whole[:start] + "§" * (end - start) + whole[end:]
+    return _blank_group(match, "count")
 
 
 def _blank_group(match: re.Match, group: str) -> str:
